@@ -1,0 +1,190 @@
+// Package history holds fencecheck's one interchange format: the events of a
+// run, as the model records them and as a real system exports them (history
+// format version 1, documented in docs/history-format.md).
+//
+// A history is a header and a list of events in real-time order. Events follow
+// Jepsen's vocabulary: a process invokes an operation f and it completes with
+// ok (took effect), fail (certainly did not) or info (unknown). Faults are
+// single info events with no invocation.
+package history
+
+import "encoding/json"
+
+// Format and Version identify a fencecheck history header.
+const (
+	Format  = "fencecheck-history"
+	Version = 1
+)
+
+// Type is the kind of an event: invoke, ok, fail or info.
+type Type string
+
+// The four event types.
+const (
+	Invoke Type = "invoke"
+	OK     Type = "ok"
+	Fail   Type = "fail"
+	Info   Type = "info"
+)
+
+// Operation names (the event field f).
+const (
+	Acquire = "acquire"
+	Renew   = "renew"
+	Release = "release"
+	Advance = "advance"
+	Write   = "write"
+	Read    = "read"
+)
+
+// Fault names: single info events with no invocation.
+const (
+	Pause     = "pause"
+	Resume    = "resume"
+	Crash     = "crash"
+	Restart   = "restart"
+	Partition = "partition"
+	Heal      = "heal"
+	Drop      = "drop"
+	Duplicate = "duplicate"
+)
+
+// IsFault reports whether f names a fault rather than an operation.
+func IsFault(f string) bool {
+	switch f {
+	case Pause, Resume, Crash, Restart, Partition, Heal, Drop, Duplicate:
+		return true
+	}
+	return false
+}
+
+// IsOperation reports whether f names an operation of the format.
+func IsOperation(f string) bool {
+	switch f {
+	case Acquire, Renew, Release, Advance, Write, Read:
+		return true
+	}
+	return false
+}
+
+// Outcomes of a write (value.outcome on ok) and errors (value.error on fail).
+const (
+	Written   = "written"
+	Replayed  = "replayed"
+	Held      = "held"
+	Expired   = "expired"
+	NotHolder = "not_holder"
+	Fenced    = "fenced"
+	Conflict  = "conflict"
+)
+
+// Coordinator and Nemesis are the reserved process names.
+const (
+	Coordinator = "coordinator"
+	Nemesis     = "nemesis"
+)
+
+// Header is the optional first line of a history file.
+type Header struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Variant names the protocol variant that produced a model history.
+	Variant string `json:"variant,omitempty"`
+	// Seed is the random seed of the run that produced the history.
+	Seed uint64 `json:"seed,omitempty"`
+	// Config holds the model's bounds, as the model encodes them.
+	Config json.RawMessage `json:"config,omitempty"`
+	// Expect lists the invariant ids the history is expected to violate.
+	// Nil means the header does not say; an empty list means none.
+	Expect []string `json:"expect"`
+	// Actions is the model's action trace (an extension of the format): enough
+	// for explore replay to re-execute the run without the seed's generator.
+	Actions []string `json:"actions,omitempty"`
+	// TimeUnit names the unit of time and ttl: "tick", "ms", "ns".
+	TimeUnit string `json:"timeUnit,omitempty"`
+	// Partial says nothing is assumed about fences and results before the
+	// first event.
+	Partial bool   `json:"partial,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Event is one line of a history.
+type Event struct {
+	Time     int64
+	Process  string
+	Type     Type
+	F        string
+	Resource string
+	Value    Value
+	// Index is the event's position: its "index" field, or its order among
+	// the events (0-based, header excluded).
+	Index int64
+	// Line is the 1-based line of the file the event was read from; 0 when
+	// the event was not read from a file.
+	Line int
+}
+
+// Value holds the arguments (invoke) or results (ok, fail, info) of an event.
+// A field that is absent is the zero value; tokens and ttls are positive, so
+// zero means absent for them too.
+type Value struct {
+	Owner       string
+	Incarnation string
+	RequestID   string
+	TTL         int64
+	Token       int64
+	ResultID    string
+	Payload     string
+	// HasPayload tells a present payload from an absent one or null.
+	HasPayload bool
+	Task       string
+	Outcome    string
+	Error      string
+	Target     string
+}
+
+// History is a header and its events.
+type History struct {
+	Header Header
+	// HasHeader reports whether the file carried a header line.
+	HasHeader bool
+	Events    []Event
+}
+
+// Op pairs an invocation with its completion.
+type Op struct {
+	// Invoke is the position in Events of the invoke event.
+	Invoke int
+	// Complete is the position of the completing event, or -1 when the
+	// operation is still open at the end of the history (it counts as info).
+	Complete int
+}
+
+// Result returns the type of the op's completion: ok, fail or info (open
+// operations are info).
+func (h *History) Result(op Op) Type {
+	if op.Complete < 0 {
+		return Info
+	}
+	return h.Events[op.Complete].Type
+}
+
+// Ops pairs every invocation with its completion, in invocation order. The
+// history must be well formed (as Read guarantees).
+func (h *History) Ops() []Op {
+	var ops []Op
+	open := map[string]int{} // process -> index into ops
+	for i, e := range h.Events {
+		switch {
+		case e.Type == Invoke:
+			open[e.Process] = len(ops)
+			ops = append(ops, Op{Invoke: i, Complete: -1})
+		case IsOperation(e.F):
+			if k, ok := open[e.Process]; ok {
+				ops[k].Complete = i
+				delete(open, e.Process)
+			}
+		}
+	}
+	return ops
+}

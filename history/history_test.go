@@ -1,0 +1,117 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const sample = `{"format":"fencecheck-history","version":1,"variant":"reference","seed":7,"expect":["absolute-validity"],"actions":["tick"]}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job-1","value":{"owner":"w1","incarnation":1,"requestId":"w1-1","ttl":5}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job-1","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job-1","value":{"token":1}}
+{"time":1,"process":"w1","type":"ok","f":"acquire","resource":"job-1","value":{"token":1,"ttl":5}}
+
+{"time":2,"process":"w1","type":"info","f":"pause","value":{}}
+{"time":9,"process":"nemesis","type":"info","f":"resume","value":{"target":"w1"}}
+{"time":9,"process":"w1","type":"invoke","f":"write","resource":"job-1","value":{"token":1,"resultId":"job-1","payload":"a\"b","task":"job-1"}}
+{"time":9,"process":"w1","type":"ok","f":"write","resource":"job-1","value":{"outcome":"written"}}
+{"time":10,"process":"w2","type":"invoke","f":"read","resource":"job-1","value":{"resultId":"job-1"}}
+{"time":10,"process":"w2","type":"ok","f":"read","resource":"job-1","value":{"payload":null}}
+{"time":11,"process":"w2","type":"invoke","f":"renew","resource":"job-1","value":{"owner":"w2","incarnation":"i-2","token":1}}
+`
+
+func TestRoundTrip(t *testing.T) {
+	h, err := ReadAll("sample", strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.HasHeader || h.Header.Variant != "reference" || h.Header.Seed != 7 || len(h.Header.Expect) != 1 {
+		t.Fatalf("header = %+v", h.Header)
+	}
+	if len(h.Events) != 11 {
+		t.Fatalf("events = %d, want 11", len(h.Events))
+	}
+	if e := h.Events[4]; e.Line != 7 || e.Index != 4 || e.F != Pause {
+		t.Fatalf("event 4 = %+v", e)
+	}
+	if v := h.Events[6].Value; v.Payload != `a"b` || !v.HasPayload || v.Token != 1 {
+		t.Fatalf("write value = %+v", v)
+	}
+	var out bytes.Buffer
+	if err := Encode(&out, h); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := ReadAll("out", &out)
+	if err != nil {
+		t.Fatalf("re-read: %v\n%s", err, out.String())
+	}
+	var out2 bytes.Buffer
+	if err := Encode(&out2, h2); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != out2.String() {
+		t.Fatalf("encoding is not stable:\n%s\n%s", out.String(), out2.String())
+	}
+	ops := h2.Ops()
+	if len(ops) != 5 {
+		t.Fatalf("ops = %v, want 5", ops)
+	}
+	if last := ops[4]; last.Complete != -1 || h2.Result(last) != Info {
+		t.Fatalf("open renew = %+v", last)
+	}
+}
+
+func TestEmptyEmptyExpect(t *testing.T) {
+	h, err := ReadAll("x", strings.NewReader(`{"format":"fencecheck-history","version":1,"expect":[]}`))
+	if err != nil || h.Header.Expect == nil || len(h.Header.Expect) != 0 || len(h.Events) != 0 {
+		t.Fatalf("h=%+v err=%v", h, err)
+	}
+	b := AppendHeader(nil, h.Header)
+	if !bytes.Contains(b, []byte(`"expect":[]`)) {
+		t.Fatalf("empty expect lost: %s", b)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	ev := `{"time":1,"process":"w1","type":"invoke","f":"write","resource":"r","value":{"token":1,"resultId":"x","payload":"p"}}`
+	cases := []struct {
+		name, input string
+		line        int
+		field       string
+	}{
+		{"not json", "{nope", 1, ""},
+		{"array", "[1]", 1, ""},
+		{"missing time", `{"process":"w","type":"info","f":"pause"}`, 1, "time"},
+		{"float time", `{"time":1.5,"process":"w","type":"info","f":"pause"}`, 1, "time"},
+		{"huge time", `{"time":99999999999999999999,"process":"w","type":"info","f":"pause"}`, 1, "time"},
+		{"negative time", `{"time":-1,"process":"w","type":"info","f":"pause"}`, 1, "time"},
+		{"process type", `{"time":1,"process":3,"type":"info","f":"pause"}`, 1, "process"},
+		{"unknown type", `{"time":1,"process":"w","type":"done","f":"pause"}`, 1, "type"},
+		{"unknown f", `{"time":1,"process":"w","type":"invoke","f":"cas","resource":"r"}`, 1, "f"},
+		{"fault not info", `{"time":1,"process":"w","type":"ok","f":"pause"}`, 1, "type"},
+		{"no resource", `{"time":1,"process":"w","type":"invoke","f":"advance"}`, 1, "resource"},
+		{"no token", `{"time":1,"process":"w","type":"invoke","f":"write","resource":"r","value":{"resultId":"x","payload":"p"}}`, 1, "value.token"},
+		{"zero token", `{"time":1,"process":"w","type":"invoke","f":"write","resource":"r","value":{"token":0,"resultId":"x","payload":"p"}}`, 1, "value.token"},
+		{"string token", `{"time":1,"process":"w","type":"invoke","f":"write","resource":"r","value":{"token":"1","resultId":"x","payload":"p"}}`, 1, "value.token"},
+		{"second invoke", ev + "\n" + ev, 2, "type"},
+		{"orphan completion", `{"time":1,"process":"w","type":"ok","f":"write","resource":"r","value":{"outcome":"written"}}`, 1, "type"},
+		{"backwards", `{"time":5,"process":"w","type":"info","f":"pause"}` + "\n\n" + `{"time":4,"process":"w","type":"info","f":"resume"}`, 3, "time"},
+		{"other format", `{"format":"jepsen","version":1}`, 1, "format"},
+		{"other version", `{"format":"fencecheck-history","version":2}`, 1, "version"},
+		{"bad outcome", ev + "\n" + `{"time":1,"process":"w1","type":"ok","f":"write","resource":"r","value":{"outcome":"maybe"}}`, 2, "value.outcome"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadAll("f.jsonl", strings.NewReader(c.input))
+			var he *Error
+			if !errors.As(err, &he) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if he.File != "f.jsonl" || he.Line != c.line || he.Field != c.field {
+				t.Fatalf("err = %q (line %d field %q), want line %d field %q", err, he.Line, he.Field, c.line, c.field)
+			}
+		})
+	}
+}
