@@ -43,16 +43,17 @@ func TestRoundTrip(t *testing.T) {
 	if err := Encode(&out, h); err != nil {
 		t.Fatal(err)
 	}
+	first := out.String()
 	h2, err := ReadAll("out", &out)
 	if err != nil {
-		t.Fatalf("re-read: %v\n%s", err, out.String())
+		t.Fatalf("re-read: %v\n%s", err, first)
 	}
 	var out2 bytes.Buffer
 	if err := Encode(&out2, h2); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != out2.String() {
-		t.Fatalf("encoding is not stable:\n%s\n%s", out.String(), out2.String())
+	if first != out2.String() {
+		t.Fatalf("encoding is not stable:\n%s\n%s", first, out2.String())
 	}
 	ops := h2.Ops()
 	if len(ops) != 5 {
