@@ -47,12 +47,16 @@ const (
 	Heal      = "heal"
 	Drop      = "drop"
 	Duplicate = "duplicate"
+	// Clock is an extension of the format: a worker's clock was set to run
+	// value.offset time units ahead of (or, negative, behind) the
+	// coordinator's.
+	Clock = "clock"
 )
 
 // IsFault reports whether f names a fault rather than an operation.
 func IsFault(f string) bool {
 	switch f {
-	case Pause, Resume, Crash, Restart, Partition, Heal, Drop, Duplicate:
+	case Pause, Resume, Crash, Restart, Partition, Heal, Drop, Duplicate, Clock:
 		return true
 	}
 	return false

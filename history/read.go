@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 )
@@ -220,6 +221,7 @@ type wireValue struct {
 	Outcome     json.RawMessage `json:"outcome"`
 	Error       json.RawMessage `json:"error"`
 	Target      json.RawMessage `json:"target"`
+	Offset      json.RawMessage `json:"offset"`
 }
 
 func (r *Reader) parseEvent(line []byte, n int) (Event, error) {
@@ -339,6 +341,7 @@ func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error
 	v.Outcome = p.str("value.outcome", w.Outcome, need("outcome"))
 	v.Error = p.str("value.error", w.Error, need("error"))
 	v.Target = p.str("value.target", w.Target, false)
+	v.Offset = p.int("value.offset", w.Offset, false, math.MinInt64)
 	if p.err == nil && e.F == Write && e.Type == OK && v.Outcome != Written && v.Outcome != Replayed {
 		p.fail("value.outcome", fmt.Sprintf("unknown write outcome %q (want written or replayed)", v.Outcome))
 	}

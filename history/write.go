@@ -69,6 +69,7 @@ func AppendEvent(b []byte, e Event) []byte {
 	o.str("outcome", v.Outcome)
 	o.str("error", v.Error)
 	o.str("target", v.Target)
+	o.int("offset", v.Offset)
 	return append(o.b, "}}\n"...)
 }
 
