@@ -145,6 +145,8 @@ type Value struct {
 	Outcome    string
 	Error      string
 	Target     string
+	// Offset is a clock fault's offset (an extension of the format).
+	Offset int64
 }
 
 // History is a header and its events.
