@@ -1,0 +1,166 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Recorder records the history of a running system, safely from many
+// goroutines: wrap every call to a lease client or a write target in Invoke
+// and Complete, and report faults with Fault.
+//
+// Each event is stamped by the recorder's clock under the recorder's lock, so
+// the order of the events is their real-time order and their times never go
+// backwards. Call Invoke before the request is sent and Complete after its
+// reply has arrived: the recorded interval then contains the instant the
+// operation took effect.
+//
+// Misuse (a second invocation while a process has one open, a completion of an
+// operation that is not open, an unknown type or f) is not recorded: it
+// leaves the recording well formed and is reported, with any error from the
+// writer, by Err.
+type Recorder struct {
+	mu    sync.Mutex
+	clock func() int64
+	w     io.Writer
+	h     History
+	open  map[string]*Pending
+	buf   []byte
+	err   error
+}
+
+// Pending is an operation invoked and not yet completed: the handle that
+// Invoke returns and Complete takes.
+type Pending struct {
+	process, f, resource string
+	done                 bool
+}
+
+// NewRecorder starts a recording with the given header; the recorder fills
+// in Format and Version. clock stamps the events: it must be monotonic and run
+// at the coordinator's rate, in the unit header.TimeUnit names (see
+// MonotonicClock). If w is not nil the header and every event are written to
+// it as JSON lines as soon as they are recorded; the events are also kept
+// for History.
+func NewRecorder(header Header, clock func() int64, w io.Writer) *Recorder {
+	header.Format, header.Version = Format, Version
+	r := &Recorder{clock: clock, w: w, open: map[string]*Pending{}}
+	r.h.Header, r.h.HasHeader = header, true
+	if w != nil {
+		r.write(AppendHeader(nil, header))
+	}
+	return r
+}
+
+// MonotonicClock returns a clock that reads the time elapsed since the call,
+// from the process's monotonic clock, in whole units of unit (time.Nanosecond
+// for "ns", time.Millisecond for "ms").
+func MonotonicClock(unit time.Duration) func() int64 {
+	if unit <= 0 {
+		unit = time.Nanosecond
+	}
+	start := time.Now()
+	return func() int64 { return int64(time.Since(start) / unit) }
+}
+
+// Invoke records the invocation of operation f by process on resource, with
+// its arguments v, and returns the handle to complete it with.
+func (r *Recorder) Invoke(process, f, resource string, v Value) *Pending {
+	p := &Pending{process: process, f: f, resource: resource}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case !IsOperation(f):
+		r.fail(fmt.Errorf("recorder: invoke of unknown operation %q by %q", f, process))
+		p.done = true
+	case r.open[process] != nil:
+		o := r.open[process]
+		r.fail(fmt.Errorf("recorder: %q invokes %s while its %s on %q is still open", process, f, o.f, o.resource))
+		p.done = true
+	default:
+		r.open[process] = p
+		r.add(Event{Process: process, Type: Invoke, F: f, Resource: resource, Value: v})
+	}
+	return p
+}
+
+// Complete records the completion of p: ok (it took effect, v holds its
+// results), fail (it certainly did not, v.Error says why) or info (unknown,
+// for example a lost reply).
+func (r *Recorder) Complete(p *Pending, t Type, v Value) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case p == nil:
+		r.fail(errors.New("recorder: complete of a nil operation"))
+	case t != OK && t != Fail && t != Info:
+		r.fail(fmt.Errorf("recorder: %q completes %s with type %q (want ok, fail or info)", p.process, p.f, t))
+	case p.done || r.open[p.process] != p:
+		r.fail(fmt.Errorf("recorder: %q completes %s on %q, which is not open", p.process, p.f, p.resource))
+	default:
+		p.done = true
+		delete(r.open, p.process)
+		r.add(Event{Process: p.process, Type: t, F: p.f, Resource: p.resource, Value: v})
+	}
+}
+
+// Fault records a fault f (pause, resume, crash, ...) that hit process; use
+// process Nemesis and v.Target when the fault has no single process.
+func (r *Recorder) Fault(process, f string, v Value) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !IsFault(f) {
+		r.fail(fmt.Errorf("recorder: unknown fault %q for %q", f, process))
+		return
+	}
+	r.add(Event{Process: process, Type: Info, F: f, Value: v})
+}
+
+// add stamps e and appends it; r.mu is held.
+func (r *Recorder) add(e Event) {
+	e.Time = r.clock()
+	if n := len(r.h.Events); n > 0 && e.Time < r.h.Events[n-1].Time {
+		e.Time = r.h.Events[n-1].Time // a clock that is not monotonic: keep the file valid
+	}
+	e.Index = int64(len(r.h.Events))
+	r.h.Events = append(r.h.Events, e)
+	if r.w != nil {
+		r.buf = AppendEvent(r.buf[:0], e)
+		r.write(r.buf)
+	}
+}
+
+func (r *Recorder) write(b []byte) {
+	if r.err != nil {
+		return
+	}
+	if _, err := r.w.Write(b); err != nil {
+		r.err = fmt.Errorf("recorder: writing the history: %w", err)
+	}
+}
+
+func (r *Recorder) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// History returns a copy of what has been recorded so far. Operations still
+// open count as info, as the format says.
+func (r *Recorder) History() *History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.h
+	h.Events = append([]Event(nil), r.h.Events...)
+	return &h
+}
+
+// Err returns the first misuse of the recorder or error from its writer.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}

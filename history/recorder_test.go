@@ -1,0 +1,117 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRecorderConcurrentRoundTrip(t *testing.T) {
+	var out bytes.Buffer
+	var tick int64
+	clock := func() int64 { tick++; return tick } // called under the recorder's lock
+	r := NewRecorder(Header{TimeUnit: "tick", Note: "test"}, clock, &out)
+	const workers, ops = 8, 50
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			proc := fmt.Sprintf("w%d", w)
+			for i := range ops {
+				p := r.Invoke(proc, Write, "job", Value{Token: 1, ResultID: fmt.Sprint(i), Payload: "x", HasPayload: true})
+				if i%3 == 0 {
+					r.Fault(proc, Pause, Value{})
+				}
+				r.Complete(p, OK, Value{Outcome: Written})
+			}
+		}()
+	}
+	wg.Wait()
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadAll("recorded", &out)
+	if err != nil {
+		t.Fatalf("the recorder wrote a malformed history: %v", err)
+	}
+	want := r.History()
+	if len(got.Events) != len(want.Events) || len(got.Events) != workers*(2*ops+(ops+2)/3) {
+		t.Fatalf("read %d events, recorded %d", len(got.Events), len(want.Events))
+	}
+	if !got.HasHeader || got.Header.TimeUnit != "tick" || got.Header.Note != "test" {
+		t.Fatalf("header = %+v", got.Header)
+	}
+	for i, e := range got.Events {
+		if e.Time != int64(i+1) || e.Process != want.Events[i].Process || e.Type != want.Events[i].Type {
+			t.Fatalf("event %d = %+v, recorded %+v", i, e, want.Events[i])
+		}
+	}
+	if n := len(got.Ops()); n != workers*ops {
+		t.Fatalf("%d ops, want %d", n, workers*ops)
+	}
+}
+
+func TestRecorderMisuse(t *testing.T) {
+	cases := []struct {
+		name string
+		do   func(r *Recorder)
+		want string
+	}{
+		{"second invoke", func(r *Recorder) {
+			r.Invoke("a", Read, "x", Value{ResultID: "r"})
+			r.Invoke("a", Read, "x", Value{ResultID: "r"})
+		}, "still open"},
+		{"double complete", func(r *Recorder) {
+			p := r.Invoke("a", Read, "x", Value{ResultID: "r"})
+			r.Complete(p, OK, Value{})
+			r.Complete(p, OK, Value{})
+		}, "not open"},
+		{"bad type", func(r *Recorder) {
+			r.Complete(r.Invoke("a", Read, "x", Value{ResultID: "r"}), Invoke, Value{})
+		}, "type"},
+		{"unknown op", func(r *Recorder) { r.Invoke("a", "frob", "x", Value{}) }, "unknown operation"},
+		{"unknown fault", func(r *Recorder) { r.Fault("a", Write, Value{}) }, "unknown fault"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r := NewRecorder(Header{}, MonotonicClock(time.Nanosecond), &out)
+			c.do(r)
+			if err := r.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Err() = %v, want one containing %q", err, c.want)
+			}
+			if _, err := ReadAll("recorded", &out); err != nil {
+				t.Fatalf("misuse left a malformed history: %v", err)
+			}
+		})
+	}
+}
+
+func TestRecorderOpenOperationIsInfo(t *testing.T) {
+	r := NewRecorder(Header{}, MonotonicClock(time.Millisecond), nil)
+	r.Invoke("a", Acquire, "x", Value{Owner: "a", Incarnation: "1", RequestID: "q", TTL: 5})
+	h := r.History()
+	ops := h.Ops()
+	if len(ops) != 1 || h.Result(ops[0]) != Info {
+		t.Fatalf("ops = %+v", ops)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
+
+func TestRecorderWriterError(t *testing.T) {
+	r := NewRecorder(Header{}, MonotonicClock(time.Nanosecond), failingWriter{})
+	r.Fault(Nemesis, Partition, Value{})
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Err() = %v", err)
+	}
+	if n := len(r.History().Events); n != 1 {
+		t.Fatalf("%d events kept, want 1", n)
+	}
+}
