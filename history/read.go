@@ -10,9 +10,12 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf8"
 )
 
-// Error is an input error: the file, line and field at fault.
+// Error is an input error: the file, line and field at fault. Field is a
+// dotted path such as "value.token", or empty when the line as a whole is at
+// fault (it is not a JSON object, or it is too long).
 type Error struct {
 	File  string
 	Line  int
@@ -27,7 +30,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d: field %q: %s", e.File, e.Line, e.Field, e.Msg)
 }
 
-// MaxLine is the longest line a Reader accepts, in bytes.
+// MaxLine is the longest line a Reader accepts, in bytes. It bounds the
+// memory a Reader uses for one line.
 const MaxLine = 16 << 20
 
 // Reader reads a history one event at a time, checking that it is well
@@ -38,11 +42,13 @@ type Reader struct {
 	line      int
 	events    int64
 	lastTime  int64
+	lastIndex int64 // index of the previous event; -1 before the first
 	open      map[string]openOp
 	header    Header
 	hasHeader bool
-	pending   []byte // first event line, read while looking for the header
+	pending   members // first event line, read while looking for the header
 	pendLine  int
+	pendErr   error
 }
 
 type openOp struct {
@@ -54,7 +60,7 @@ type openOp struct {
 func NewReader(name string, r io.Reader) (*Reader, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
-	rd := &Reader{name: name, sc: sc, open: map[string]openOp{}}
+	rd := &Reader{name: name, sc: sc, open: map[string]openOp{}, lastIndex: -1}
 	line, err := rd.nextLine()
 	if err != nil {
 		if err == io.EOF {
@@ -62,26 +68,28 @@ func NewReader(name string, r io.Reader) (*Reader, error) {
 		}
 		return nil, err
 	}
-	var probe struct {
-		Format *json.RawMessage `json:"format"`
-	}
-	if json.Unmarshal(line, &probe) == nil && probe.Format != nil {
-		if err := rd.parseHeader(line); err != nil {
-			return nil, err
+	obj, err := rd.parseObject(line, rd.line)
+	if err == nil {
+		if _, ok := obj["format"]; ok {
+			if err := rd.parseHeader(obj); err != nil {
+				return nil, err
+			}
+			return rd, nil
 		}
-		return rd, nil
 	}
-	rd.pending, rd.pendLine = line, rd.line
+	rd.pending, rd.pendLine, rd.pendErr = obj, rd.line, err
 	return rd, nil
 }
 
 // Header returns the header and whether the history had one.
 func (r *Reader) Header() (Header, bool) { return r.header, r.hasHeader }
 
+// nextLine returns the next line that is not blank, without its surrounding
+// JSON whitespace.
 func (r *Reader) nextLine() ([]byte, error) {
 	for r.sc.Scan() {
 		r.line++
-		b := bytes.TrimSpace(r.sc.Bytes())
+		b := bytes.Trim(r.sc.Bytes(), " \t\r\n")
 		if len(b) > 0 {
 			return b, nil
 		}
@@ -101,16 +109,22 @@ func (r *Reader) errf(line int, field, format string, args ...any) *Error {
 
 // Next returns the next event, or io.EOF after the last.
 func (r *Reader) Next() (Event, error) {
-	line, n := r.pending, r.pendLine
-	r.pending = nil
-	if line == nil {
-		var err error
-		if line, err = r.nextLine(); err != nil {
+	obj, n, err := r.pending, r.pendLine, r.pendErr
+	r.pending, r.pendErr = nil, nil
+	if obj == nil && err == nil {
+		line, err := r.nextLine()
+		if err != nil {
 			return Event{}, err
 		}
 		n = r.line
+		if obj, err = r.parseObject(line, n); err != nil {
+			return Event{}, err
+		}
 	}
-	e, err := r.parseEvent(line, n)
+	if err != nil {
+		return Event{}, err
+	}
+	e, err := r.parseEvent(obj, n)
 	if err != nil {
 		return Event{}, err
 	}
@@ -151,93 +165,151 @@ func ReadFile(path string) (*History, error) {
 	return ReadAll(path, f)
 }
 
-type wireHeader struct {
-	Format   *string         `json:"format"`
-	Version  json.RawMessage `json:"version"`
-	Variant  json.RawMessage `json:"variant"`
-	Seed     json.RawMessage `json:"seed"`
-	Config   json.RawMessage `json:"config"`
-	Expect   json.RawMessage `json:"expect"`
-	Actions  json.RawMessage `json:"actions"`
-	TimeUnit json.RawMessage `json:"timeUnit"`
-	Partial  json.RawMessage `json:"partial"`
-	Note     json.RawMessage `json:"note"`
+// members is a JSON object's members by key, each value still encoded.
+type members map[string]json.RawMessage
+
+var (
+	errNotObject = errors.New("not a JSON object")
+	errDuplicate = errors.New("duplicate key")
+	errUTF8      = errors.New("not valid UTF-8")
+	errTrailing  = errors.New("unexpected data after the object")
+)
+
+// splitObject splits the JSON object in raw into its members. Keys match
+// exactly (not ignoring case, as encoding/json would), and a key that occurs
+// twice is an error: which of the two values was meant is ambiguous. On error
+// key names the member at fault, if any.
+func splitObject(raw []byte) (obj members, key string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, "", errNotObject
+	}
+	obj = members{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, "", err
+		}
+		k, ok := t.(string)
+		if !ok { // Token reports a non-string key as an error; keep it safe
+			return nil, "", errNotObject
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, k, err
+		}
+		if _, dup := obj[k]; dup {
+			return nil, k, errDuplicate
+		}
+		if !utf8.Valid(v) {
+			return nil, k, errUTF8
+		}
+		obj[k] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, "", err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "", errTrailing
+	}
+	if !utf8.Valid(raw) { // in a key
+		return nil, "", errUTF8
+	}
+	return obj, "", nil
 }
 
-func (r *Reader) parseHeader(line []byte) error {
+// parseObject splits line n, which must be one JSON object.
+func (r *Reader) parseObject(line []byte, n int) (members, error) {
+	if line[0] != '{' {
+		return nil, r.errf(n, "", "not a JSON object (each line must be one object: the header or an event), starts with %q", firstRune(line))
+	}
+	obj, key, err := splitObject(line)
+	return obj, r.objectErr(n, "", key, err)
+}
+
+// objectErr turns an error of splitObject into an *Error; prefix is the path
+// of the object ("" for the line itself).
+func (r *Reader) objectErr(n int, prefix, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	field := key
+	if prefix != "" && key != "" {
+		field = prefix + "." + key
+	} else if prefix != "" {
+		field = prefix
+	}
+	switch err {
+	case errDuplicate:
+		return r.errf(n, field, "the key occurs twice")
+	case errUTF8:
+		return r.errf(n, field, "not valid UTF-8")
+	case errTrailing:
+		return r.errf(n, field, "unexpected data after the object (one object per line)")
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return r.errf(n, field, "not valid JSON: %v (at byte %d of the line)", se, se.Offset)
+	}
+	return r.errf(n, field, "not a valid JSON object: %v", err)
+}
+
+func firstRune(b []byte) string {
+	c, _ := utf8.DecodeRune(b)
+	return string(c)
+}
+
+func (r *Reader) parseHeader(h members) error {
 	n := r.line
-	var w wireHeader
-	if err := json.Unmarshal(line, &w); err != nil {
-		return r.errf(n, "", "header is not a JSON object: %v", err)
-	}
 	p := fieldParser{r: r, line: n}
-	if w.Format == nil || *w.Format != Format {
-		return r.errf(n, "format", "header of another format (want %q)", Format)
+	if f := p.str("format", h["format"], false); p.err == nil && f != Format {
+		return r.errf(n, "format", "header of another format %q (want %q)", f, Format)
 	}
-	v := p.int("version", w.Version, true, 0)
-	if p.err == nil && v != Version {
-		return r.errf(n, "version", "unsupported version %d (this reader knows version %d)", v, Version)
-	}
-	h := Header{Format: Format, Version: Version}
-	h.Variant = p.str("variant", w.Variant, false)
-	h.Seed = p.uint("seed", w.Seed)
-	if len(w.Config) > 0 && !bytes.Equal(w.Config, []byte("null")) {
-		if w.Config[0] != '{' {
-			p.fail("config", "must be an object")
-		}
-		h.Config = append(json.RawMessage(nil), w.Config...)
-	}
-	h.Expect = p.strings("expect", w.Expect)
-	h.Actions = p.strings("actions", w.Actions)
-	h.TimeUnit = p.str("timeUnit", w.TimeUnit, false)
-	h.Partial = p.bool("partial", w.Partial)
-	h.Note = p.str("note", w.Note, false)
 	if p.err != nil {
 		return p.err
 	}
-	r.header, r.hasHeader = h, true
+	v := p.int("version", h["version"], true, 0)
+	if p.err == nil && v != Version {
+		return r.errf(n, "version", "unsupported version %d (this reader knows version %d)", v, Version)
+	}
+	out := Header{Format: Format, Version: Version}
+	out.Variant = p.str("variant", h["variant"], false)
+	out.Seed = p.uint("seed", h["seed"])
+	if c := h["config"]; !absent(c) {
+		if c[0] != '{' {
+			p.fail("config", "must be an object, got "+kind(c))
+		} else {
+			var b bytes.Buffer
+			if err := json.Compact(&b, c); err != nil { // c was decoded: cannot fail
+				p.fail("config", err.Error())
+			}
+			out.Config = b.Bytes()
+		}
+	}
+	out.Expect = p.strings("expect", h["expect"])
+	if out.Actions = p.strings("actions", h["actions"]); len(out.Actions) == 0 {
+		out.Actions = nil
+	}
+	out.TimeUnit = p.str("timeUnit", h["timeUnit"], false)
+	out.Partial = p.bool("partial", h["partial"])
+	out.Note = p.str("note", h["note"], false)
+	if p.err != nil {
+		return p.err
+	}
+	r.header, r.hasHeader = out, true
 	return nil
 }
 
-type wireEvent struct {
-	Time     json.RawMessage `json:"time"`
-	Process  json.RawMessage `json:"process"`
-	Type     json.RawMessage `json:"type"`
-	F        json.RawMessage `json:"f"`
-	Resource json.RawMessage `json:"resource"`
-	Value    json.RawMessage `json:"value"`
-	Index    json.RawMessage `json:"index"`
-}
-
-type wireValue struct {
-	Owner       json.RawMessage `json:"owner"`
-	Incarnation json.RawMessage `json:"incarnation"`
-	RequestID   json.RawMessage `json:"requestId"`
-	TTL         json.RawMessage `json:"ttl"`
-	Token       json.RawMessage `json:"token"`
-	ResultID    json.RawMessage `json:"resultId"`
-	Payload     json.RawMessage `json:"payload"`
-	Task        json.RawMessage `json:"task"`
-	Outcome     json.RawMessage `json:"outcome"`
-	Error       json.RawMessage `json:"error"`
-	Target      json.RawMessage `json:"target"`
-	Offset      json.RawMessage `json:"offset"`
-}
-
-func (r *Reader) parseEvent(line []byte, n int) (Event, error) {
-	if line[0] != '{' {
-		return Event{}, r.errf(n, "", "not a JSON object")
-	}
-	var w wireEvent
-	if err := json.Unmarshal(line, &w); err != nil {
-		return Event{}, r.errf(n, "", "not a JSON object: %v", err)
+func (r *Reader) parseEvent(w members, n int) (Event, error) {
+	if _, ok := w["format"]; ok {
+		return Event{}, r.errf(n, "format", "a header is only allowed on the first line")
 	}
 	p := fieldParser{r: r, line: n}
 	e := Event{Line: n, Index: r.events}
-	e.Time = p.int("time", w.Time, true, 0)
-	e.Process = p.str("process", w.Process, true)
-	e.Type = Type(p.str("type", w.Type, true))
-	e.F = p.str("f", w.F, true)
+	e.Time = p.int("time", w["time"], true, 0)
+	e.Process = p.str("process", w["process"], true)
+	e.Type = Type(p.str("type", w["type"], true))
+	e.F = p.str("f", w["f"], true)
 	if p.err != nil {
 		return Event{}, p.err
 	}
@@ -248,22 +320,25 @@ func (r *Reader) parseEvent(line []byte, n int) (Event, error) {
 	}
 	fault := IsFault(e.F)
 	if !fault && !IsOperation(e.F) {
-		return Event{}, r.errf(n, "f", "unknown operation %q", e.F)
+		return Event{}, r.errf(n, "f", "unknown operation %q (want acquire, renew, release, advance, write, read, or a fault: pause, resume, crash, restart, partition, heal, drop, duplicate)", e.F)
 	}
 	if fault && e.Type != Info {
-		return Event{}, r.errf(n, "type", "fault %q must be an info event", e.F)
+		return Event{}, r.errf(n, "type", "fault %q must be an info event, got %s", e.F, e.Type)
 	}
-	e.Resource = p.str("resource", w.Resource, !fault)
-	if len(w.Index) > 0 {
-		e.Index = p.int("index", w.Index, false, 0)
+	e.Resource = p.str("resource", w["resource"], !fault)
+	if raw := w["index"]; !absent(raw) {
+		e.Index = p.int("index", raw, false, 0)
 	}
 	if p.err != nil {
 		return Event{}, p.err
 	}
+	if e.Index <= r.lastIndex {
+		return Event{}, r.errf(n, "index", "index %d does not follow the previous event's index %d (indexes must increase down the file)", e.Index, r.lastIndex)
+	}
 	if e.Time < r.lastTime {
 		return Event{}, r.errf(n, "time", "time %d goes backwards (previous event at %d)", e.Time, r.lastTime)
 	}
-	if err := r.parseValue(&p, w.Value, &e); err != nil {
+	if err := r.parseValue(&p, w["value"], &e); err != nil {
 		return Event{}, err
 	}
 	if !fault {
@@ -271,7 +346,7 @@ func (r *Reader) parseEvent(line []byte, n int) (Event, error) {
 			return Event{}, err
 		}
 	}
-	r.lastTime = e.Time
+	r.lastTime, r.lastIndex = e.Time, e.Index
 	return e, nil
 }
 
@@ -284,8 +359,11 @@ func (r *Reader) pair(e Event, n int) error {
 		r.open[e.Process] = openOp{e.F, e.Resource}
 		return nil
 	}
-	if !isOpen || o.f != e.F || o.resource != e.Resource {
-		return r.errf(n, "type", "%s %s on %q by process %q completes no open invocation", e.Type, e.F, e.Resource, e.Process)
+	if !isOpen {
+		return r.errf(n, "type", "%s %s on %q by process %q completes no open invocation (the process has none open)", e.Type, e.F, e.Resource, e.Process)
+	}
+	if o.f != e.F || o.resource != e.Resource {
+		return r.errf(n, "type", "%s %s on %q by process %q completes no open invocation (the process's open invocation is %s on %q)", e.Type, e.F, e.Resource, e.Process, o.f, o.resource)
 	}
 	delete(r.open, e.Process)
 	return nil
@@ -293,17 +371,19 @@ func (r *Reader) pair(e Event, n int) error {
 
 // parseValue checks the value fields that the operation and type require.
 func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error {
-	var w wireValue
-	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+	w := members{}
+	if !absent(raw) {
 		if raw[0] != '{' {
-			return r.errf(p.line, "value", "must be an object")
+			return r.errf(p.line, "value", "must be an object, got %s", kind(raw))
 		}
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return r.errf(p.line, "value", "not a JSON object: %v", err)
+		var key string
+		var err error
+		if w, key, err = splitObject(raw); err != nil {
+			return r.objectErr(p.line, "value", key, err)
 		}
 	}
 	v := &e.Value
-	need := func(f string) bool { return false }
+	need := func(string) bool { return false }
 	switch e.Type {
 	case Invoke:
 		switch e.F {
@@ -326,22 +406,22 @@ func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error
 	case Fail:
 		need = is("error")
 	}
-	v.Owner = p.str("value.owner", w.Owner, need("owner"))
-	v.Incarnation = p.ident("value.incarnation", w.Incarnation, need("incarnation"))
-	v.RequestID = p.ident("value.requestId", w.RequestID, need("requestId"))
-	v.TTL = p.int("value.ttl", w.TTL, need("ttl"), 1)
-	v.Token = p.int("value.token", w.Token, need("token"), 1)
-	v.ResultID = p.str("value.resultId", w.ResultID, need("resultId"))
-	if len(w.Payload) > 0 && !bytes.Equal(w.Payload, []byte("null")) {
-		v.Payload, v.HasPayload = p.str("value.payload", w.Payload, true), true
+	v.Owner = p.str("value.owner", w["owner"], need("owner"))
+	v.Incarnation = p.ident("value.incarnation", w["incarnation"], need("incarnation"))
+	v.RequestID = p.ident("value.requestId", w["requestId"], need("requestId"))
+	v.TTL = p.int("value.ttl", w["ttl"], need("ttl"), 1)
+	v.Token = p.int("value.token", w["token"], need("token"), 1)
+	v.ResultID = p.str("value.resultId", w["resultId"], need("resultId"))
+	if pl := w["payload"]; !absent(pl) {
+		v.Payload, v.HasPayload = p.str("value.payload", pl, false), true
 	} else if need("payload") {
 		p.fail("value.payload", "required string is missing")
 	}
-	v.Task = p.str("value.task", w.Task, false)
-	v.Outcome = p.str("value.outcome", w.Outcome, need("outcome"))
-	v.Error = p.str("value.error", w.Error, need("error"))
-	v.Target = p.str("value.target", w.Target, false)
-	v.Offset = p.int("value.offset", w.Offset, false, math.MinInt64)
+	v.Task = p.str("value.task", w["task"], false)
+	v.Outcome = p.str("value.outcome", w["outcome"], need("outcome"))
+	v.Error = p.str("value.error", w["error"], need("error"))
+	v.Target = p.str("value.target", w["target"], false)
+	v.Offset = p.int("value.offset", w["offset"], false, math.MinInt64)
 	if p.err == nil && e.F == Write && e.Type == OK && v.Outcome != Written && v.Outcome != Replayed {
 		p.fail("value.outcome", fmt.Sprintf("unknown write outcome %q (want written or replayed)", v.Outcome))
 	}
@@ -372,8 +452,29 @@ func (p *fieldParser) fail(field, msg string) {
 	}
 }
 
+// absent reports whether a member is missing or null.
 func absent(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// kind names the kind of a JSON value, for error messages.
+func kind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if bytes.ContainsAny(raw, ".eE") {
+		return "a number with a fraction or exponent"
+	}
+	return "a number"
 }
 
 func (p *fieldParser) str(field string, raw json.RawMessage, required bool) string {
@@ -385,7 +486,7 @@ func (p *fieldParser) str(field string, raw json.RawMessage, required bool) stri
 	}
 	var s string
 	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		p.fail(field, "must be a string")
+		p.fail(field, "must be a string, got "+kind(raw))
 		return ""
 	}
 	if required && s == "" {
@@ -398,7 +499,7 @@ func (p *fieldParser) str(field string, raw json.RawMessage, required bool) stri
 func (p *fieldParser) ident(field string, raw json.RawMessage, required bool) string {
 	if !absent(raw) && raw[0] != '"' {
 		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
-			p.fail(field, "must be a string or an integer")
+			p.fail(field, "must be a string or an integer that fits in int64, got "+kind(raw))
 			return ""
 		}
 		return string(raw)
@@ -406,6 +507,7 @@ func (p *fieldParser) ident(field string, raw json.RawMessage, required bool) st
 	return p.str(field, raw, required)
 }
 
+// int parses an integer of at least min, without going through float64.
 func (p *fieldParser) int(field string, raw json.RawMessage, required bool, min int64) int64 {
 	if absent(raw) {
 		if required {
@@ -418,7 +520,7 @@ func (p *fieldParser) int(field string, raw json.RawMessage, required bool, min 
 		if errors.Is(err, strconv.ErrRange) {
 			p.fail(field, "number outside int64")
 		} else {
-			p.fail(field, "must be an integer")
+			p.fail(field, "must be an integer, got "+kind(raw))
 		}
 		return 0
 	}
@@ -435,7 +537,7 @@ func (p *fieldParser) uint(field string, raw json.RawMessage) uint64 {
 	}
 	n, err := strconv.ParseUint(string(raw), 10, 64)
 	if err != nil {
-		p.fail(field, "must be a non-negative integer that fits in 64 bits")
+		p.fail(field, "must be a non-negative integer that fits in 64 bits, got "+kind(raw))
 	}
 	return n
 }
@@ -450,21 +552,27 @@ func (p *fieldParser) bool(field string, raw json.RawMessage) bool {
 	case "false":
 		return false
 	}
-	p.fail(field, "must be true or false")
+	p.fail(field, "must be true or false, got "+kind(raw))
 	return false
 }
 
+// strings parses a list of strings; an empty list gives an empty, non-nil
+// slice.
 func (p *fieldParser) strings(field string, raw json.RawMessage) []string {
 	if absent(raw) {
 		return nil
 	}
-	var ss []string
-	if raw[0] != '[' || json.Unmarshal(raw, &ss) != nil {
-		p.fail(field, "must be a list of strings")
+	var items []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		p.fail(field, "must be a list of strings, got "+kind(raw))
 		return nil
 	}
-	if ss == nil {
-		ss = []string{}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if it[0] != '"' || json.Unmarshal(it, &out[i]) != nil {
+			p.fail(fmt.Sprintf("%s[%d]", field, i), "must be a string, got "+kind(it))
+			return nil
+		}
 	}
-	return ss
+	return out
 }

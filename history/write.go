@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -27,17 +28,30 @@ func AppendHeader(b []byte, h Header) []byte {
 	if h.Expect != nil {
 		out.Expect = &h.Expect
 	}
-	j, err := json.Marshal(out)
-	if err != nil { // only strings and numbers: cannot fail
+	return appendJSON(b, out) // ends with a newline
+}
+
+// appendJSON appends v as JSON, leaving <, > and & as they are (the history is
+// not HTML, and Config round-trips byte for byte).
+func appendJSON(b []byte, v any) []byte {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // strings, numbers and a valid Config: cannot fail
 		panic(err)
 	}
-	return append(append(b, j...), '\n')
+	return buf.Bytes()
 }
 
 // AppendEvent appends e as one JSON line, with its keys in a fixed order, so
 // that the same events always give the same bytes. The index field is not
 // written: it is the line order.
 func AppendEvent(b []byte, e Event) []byte {
+	return appendEvent(b, e, false)
+}
+
+// appendEvent appends e, with its index when withIndex.
+func appendEvent(b []byte, e Event, withIndex bool) []byte {
 	b = append(b, `{"time":`...)
 	b = strconv.AppendInt(b, e.Time, 10)
 	b = appendKV(append(b, ','), "process", e.Process)
@@ -49,7 +63,7 @@ func AppendEvent(b []byte, e Event) []byte {
 	o := object{b: append(b, `,"value":{`...)}
 	v := e.Value
 	o.str("owner", v.Owner)
-	if _, err := strconv.ParseInt(v.Incarnation, 10, 64); err == nil {
+	if isInt(v.Incarnation) {
 		o.raw("incarnation", v.Incarnation)
 	} else {
 		o.str("incarnation", v.Incarnation)
@@ -70,7 +84,18 @@ func AppendEvent(b []byte, e Event) []byte {
 	o.str("error", v.Error)
 	o.str("target", v.Target)
 	o.int("offset", v.Offset)
-	return append(o.b, "}}\n"...)
+	b = append(o.b, '}')
+	if withIndex {
+		b = strconv.AppendInt(append(b, `,"index":`...), e.Index, 10)
+	}
+	return append(b, "}\n"...)
+}
+
+// isInt reports whether s is an integer in canonical form (what the reader
+// makes of an integer identifier), so that it can be written as a number.
+func isInt(s string) bool {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && strconv.FormatInt(n, 10) == s
 }
 
 // object appends the members of a JSON object, skipping empty ones.
@@ -114,20 +139,21 @@ func appendKV(b []byte, k, v string) []byte {
 }
 
 func appendString(b []byte, s string) []byte {
-	j, _ := json.Marshal(s) // a string always marshals
-	return append(b, j...)
+	b = appendJSON(b, s)
+	return b[:len(b)-1] // without the encoder's newline
 }
 
 // Encode writes h in the history format: its header (when HasHeader) and its
-// events, one per line.
+// events, one per line. An event's index is written when it is not the
+// event's position, so that reading the output gives the same events.
 func Encode(w io.Writer, h *History) error {
 	bw := bufio.NewWriter(w)
 	var b []byte
 	if h.HasHeader {
 		b = AppendHeader(b, h.Header)
 	}
-	for _, e := range h.Events {
-		b = AppendEvent(b, e)
+	for i, e := range h.Events {
+		b = appendEvent(b, e, e.Index != int64(i))
 		if len(b) > 32<<10 {
 			if _, err := bw.Write(b); err != nil {
 				return err
