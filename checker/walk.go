@@ -1,0 +1,57 @@
+// Package checker drives the model: randomized search (with rapid in tests,
+// with a seeded generator in the CLI), replay of recorded traces and
+// shrinking of counterexamples. Every run's history is checked with the
+// invariants of package spec and with porcupine.
+package checker
+
+import (
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// Chooser returns a number in [0, n): the random source of a walk.
+type Chooser func(n int) int
+
+// weight biases a walk towards protocol progress: faults are enabled in
+// many ways at once, and picked uniformly they would drown the steps that
+// make leases change hands.
+var weight = [...]int{
+	model.Tick: 4, model.Acquire: 3, model.Retry: 1, model.Renew: 2, model.Release: 1, model.Write: 4,
+	model.Forge: 1, model.Read: 1, model.Timeout: 1, model.Deliver: 8, model.Drop: 1, model.Duplicate: 1,
+	model.Pause: 1, model.Resume: 3, model.Crash: 1, model.Restart: 1, model.SetClock: 1,
+}
+
+// pick chooses one of the enabled actions by weight.
+func pick(acts []model.Action, choose Chooser) model.Action {
+	total := 0
+	for _, a := range acts {
+		total += weight[a.Kind]
+	}
+	n := choose(total)
+	for _, a := range acts {
+		if n -= weight[a.Kind]; n < 0 {
+			return a
+		}
+	}
+	panic("checker: chooser out of range")
+}
+
+// Walk runs m for at most steps actions picked by choose, judging every step
+// with spec.Judge. It stops early at the first step that violates an
+// invariant in stop. It returns the run and every invariant violated.
+func Walk(m *model.Machine, steps int, choose Chooser, stop spec.Set) (*model.Run, spec.Set) {
+	run := model.NewRun(m)
+	var violated spec.Set
+	var buf []model.Action
+	for i := 0; i < steps; i++ {
+		buf = m.Enabled(&run.State, buf[:0])
+		prev := run.State
+		f := run.Do(pick(buf, choose))
+		v := spec.Judge(m, &prev, f, &run.State)
+		violated |= v
+		if v&stop != 0 {
+			break
+		}
+	}
+	return run, violated
+}

@@ -1,0 +1,66 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Hard limits of the fixed-size state. A Config must stay within them.
+const (
+	MaxWorkers   = 4
+	MaxResources = 3
+	MaxReplicas  = 2
+	MaxMsgs      = 8
+	MaxResults   = 6
+	MaxGrants    = 6 // grants per resource
+)
+
+// Config bounds a run of the model: how many of each thing there are and how
+// many faults the environment may inject. Every bound keeps the state space
+// finite.
+type Config struct {
+	Workers   int `json:"workers"`   // worker processes, 2..MaxWorkers
+	Resources int `json:"resources"` // tasks, each with its own lease and fence
+	Replicas  int `json:"replicas"`  // coordinators believing they are primary: 2 is split brain
+	TTL       int `json:"ttl"`       // lease length, in ticks
+	Ops       int `json:"ops"`       // operations each worker may start in a run
+	Grants    int `json:"grants"`    // grants per resource
+	InFlight  int `json:"inFlight"`  // messages in flight at once
+	Drops     int `json:"drops"`     // messages the network may lose
+	Dups      int `json:"dups"`      // messages the network may duplicate
+	Crashes   int `json:"crashes"`   // worker crash-and-restarts
+	Restarts  int `json:"restarts"`  // coordinator restarts
+	Forgeries int `json:"forgeries"` // writes with a token the worker made up
+	Skew      int `json:"skew"`      // largest worker clock offset, in ticks
+}
+
+// DefaultConfig is the bounded configuration the campaign and the tests use.
+func DefaultConfig() Config {
+	return Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 3, Ops: 4, Grants: 3,
+		InFlight: 3, Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2}
+}
+
+// Validate reports the first bound out of range.
+func (c Config) Validate() error {
+	check := func(name string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("config %s=%d out of range [%d, %d]", name, v, lo, hi)
+		}
+		return nil
+	}
+	return errors.Join(
+		check("workers", c.Workers, 2, MaxWorkers),
+		check("resources", c.Resources, 1, MaxResources),
+		check("replicas", c.Replicas, 1, MaxReplicas),
+		check("ttl", c.TTL, 1, 60),
+		check("ops", c.Ops, 1, 60),
+		check("grants", c.Grants, 1, MaxGrants),
+		check("inFlight", c.InFlight, 1, MaxMsgs-1),
+		check("drops", c.Drops, 0, 100),
+		check("dups", c.Dups, 0, 100),
+		check("crashes", c.Crashes, 0, 100),
+		check("restarts", c.Restarts, 0, 100),
+		check("forgeries", c.Forgeries, 0, 100),
+		check("skew", c.Skew, 0, 30),
+	)
+}

@@ -1,0 +1,100 @@
+package model
+
+// key orders messages: a total order over all fields.
+func (m *Msg) key() [16]byte {
+	var live byte
+	if m.Live {
+		live = 1
+	}
+	return [16]byte{m.Kind, m.Worker, m.Res, m.Replica, m.Inc, m.Token, m.Req, m.Grant, m.Code,
+		m.PW, m.PT, m.Age, byte(m.Skew), live}
+}
+
+func lessMsg(a, b *Msg) bool {
+	if a.Kind == MsgNone || b.Kind == MsgNone {
+		return b.Kind == MsgNone && a.Kind != MsgNone
+	}
+	ka, kb := a.key(), b.key()
+	return string(ka[:]) < string(kb[:])
+}
+
+// sortMsgs keeps the in-flight messages sorted, so that the network is a
+// multiset: states that differ only in the order messages were sent are equal.
+func (s *State) sortMsgs() {
+	for i := 1; i < int(s.NMsgs); i++ {
+		for j := i; j > 0 && lessMsg(&s.Msgs[j], &s.Msgs[j-1]); j-- {
+			s.Msgs[j], s.Msgs[j-1] = s.Msgs[j-1], s.Msgs[j]
+		}
+	}
+}
+
+func lessResult(a, b *Result) bool {
+	ka := [5]byte{a.Res, a.Key, a.Writer, a.Token, a.Grant}
+	kb := [5]byte{b.Res, b.Key, b.Writer, b.Token, b.Grant}
+	return string(ka[:]) < string(kb[:])
+}
+
+func (s *State) sortResults() {
+	r := &s.Sink
+	for i := 1; i < int(r.NResults); i++ {
+		for j := i; j > 0 && lessResult(&r.Results[j], &r.Results[j-1]); j-- {
+			r.Results[j], r.Results[j-1] = r.Results[j-1], r.Results[j]
+		}
+	}
+}
+
+// Encode appends the canonical encoding of s: the bytes of every field in
+// use under the machine's config. Two states are equal exactly when their
+// encodings are.
+func (m *Machine) Encode(s *State, b []byte) []byte {
+	c := &m.Config
+	nw, nr, nc := c.Workers, c.Resources, c.Replicas
+	for w := 0; w < nw; w++ {
+		wk := &s.Workers[w]
+		b = append(b, wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), byte(wk.Skew))
+	}
+	for rep := 0; rep < nc; rep++ {
+		co := &s.Coord[rep]
+		for r := 0; r < nr; r++ {
+			l := &co.Lease[r]
+			b = append(b, l.Holder, l.Inc, l.Token, l.Grant, byte(l.Left), co.Counter[r])
+			for w := 0; w < nw; w++ {
+				d := &co.Dedup[r][w]
+				b = append(b, d.Inc, d.Req, d.Token, d.Grant)
+			}
+		}
+	}
+	for r := 0; r < nr; r++ {
+		b = append(b, s.Sink.Fence[r], byte(s.Sink.Left[r]))
+	}
+	b = append(b, s.Sink.NResults)
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		x := &s.Sink.Results[i]
+		b = append(b, x.Res, x.Key, x.Writer, x.Token, x.Grant)
+	}
+	b = append(b, s.NMsgs)
+	for i := 0; i < int(s.NMsgs); i++ {
+		k := s.Msgs[i].key()
+		b = append(b, k[:14]...)
+	}
+	for r := 0; r < nr; r++ {
+		g := &s.Ghost[r]
+		b = append(b, g.Grants, g.Observed)
+		for i := 1; i <= int(g.Grants); i++ {
+			t := &g.Grant[i]
+			b = append(b, t.Worker, t.Inc, t.Token, byte(t.Early), byte(t.Late), bit(t.Released))
+		}
+		for w := 0; w < nw; w++ {
+			d := &g.Answer[w]
+			b = append(b, d.Inc, d.Req, d.Token, d.Grant)
+		}
+	}
+	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged)
+}
+
+func bit(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}

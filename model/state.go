@@ -1,0 +1,159 @@
+package model
+
+// State is one state of the whole system: workers, coordinator replicas,
+// sink, network and ghost bookkeeping. It is a plain value of fixed size:
+// copying it is a copy, == compares it, and Encode gives its canonical bytes.
+// Time is not stored: every deadline is kept relative to now, so states that
+// differ only in the absolute clock are the same state.
+type State struct {
+	Workers  [MaxWorkers]Worker
+	Coord    [MaxReplicas]Coordinator
+	Sink     Sink
+	Msgs     [MaxMsgs]Msg // in flight, sorted (a multiset)
+	NMsgs    uint8
+	Ghost    [MaxResources]Ghost
+	Drops    uint8 // faults used so far
+	Dups     uint8
+	Crashes  uint8
+	Restarts uint8
+	Forged   uint8
+}
+
+// Pending operation kinds of a worker (0: none).
+const (
+	OpNone uint8 = iota
+	OpAcquire
+	OpRenew
+	OpRelease
+	OpWrite
+	OpRead
+)
+
+// Worker is one worker process.
+type Worker struct {
+	Inc     uint8 // incarnation, from 1; a crash and restart changes it
+	Ops     uint8 // operations started so far
+	Pending uint8 // the outstanding operation, Op*
+	Res     uint8 // resource of the outstanding operation or held lease
+	Token   uint8 // the token the worker believes it holds (0: none); journaled, so it survives a restart
+	Grant   uint8 // ghost: which grant Token came from
+	Req     uint8 // sequence of the current acquire request
+	Paused  bool
+	Skew    int8 // the worker clock's offset from the coordinator's
+}
+
+// Coordinator is one coordinator replica. With one replica, it is the
+// coordinator; two replicas that both believe they are primary model split
+// brain (they share the sink, not their tables).
+type Coordinator struct {
+	Lease   [MaxResources]Lease
+	Dedup   [MaxResources][MaxWorkers]Dedup // durable: request id -> grant
+	Counter [MaxResources]uint8             // durable counter (grant-before-fence), or volatile (volatile-counter)
+}
+
+// Lease is the coordinator's record of who holds a resource.
+type Lease struct {
+	Holder uint8 // worker+1; 0: free
+	Inc    uint8
+	Token  uint8
+	Grant  uint8 // ghost
+	Left   int8  // ticks until the deadline; 0 is the deadline itself, -1 past it
+}
+
+// Dedup is the coordinator's durable record of the last acquire it granted to
+// one worker: a retry with the same request gets the same grant.
+type Dedup struct {
+	Inc, Req, Token, Grant uint8
+}
+
+// Sink is the write target: a fence and results per resource.
+type Sink struct {
+	Fence    [MaxResources]uint8
+	Left     [MaxResources]int8 // the lease deadline the sink knows (sink-deadline only)
+	Results  [MaxResults]Result // sorted; zero entries last
+	NResults uint8
+}
+
+// Result is one stored result.
+type Result struct {
+	Res    uint8
+	Key    uint8 // 0: the task's identity; otherwise the attempt's request id
+	Writer uint8 // payload: worker+1 and token it was computed under
+	Token  uint8
+	Grant  uint8 // ghost: the grant the write came from
+}
+
+// Message kinds.
+const (
+	MsgNone uint8 = iota
+	AcquireReq
+	AcquireRep
+	RenewReq
+	RenewRep
+	ReleaseReq
+	ReleaseRep
+	WriteReq
+	WriteRep
+	ReadReq
+	ReadRep
+	// Commit is the sink's second step of a check-then-write: the fence was
+	// checked, the result is not yet written. It is sink-internal: the
+	// network cannot lose or duplicate it.
+	Commit
+	// AdvanceReq is a coordinator's late fence advance (grant-before-fence).
+	AdvanceReq
+)
+
+// Reply codes.
+const (
+	RepOK uint8 = iota + 1
+	RepReplayed
+	RepHeld
+	RepExpired
+	RepNotHolder
+	RepFenced
+	RepConflict
+)
+
+// Msg is a message in flight.
+type Msg struct {
+	Kind    uint8
+	Worker  uint8 // the worker that sent the request or gets the reply
+	Res     uint8
+	Replica uint8 // the coordinator replica it goes to or comes from
+	Inc     uint8
+	Token   uint8
+	Req     uint8 // acquire: request sequence; write: attempt (0: task key)
+	Grant   uint8 // ghost: the grant the token came from
+	Code    uint8 // replies: Rep*
+	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
+	Age     uint8 // ticks since an acquire or renew request was sent (capped)
+	Skew    int8  // the sender's clock offset when it sent (clock-reading variants only)
+	Live    bool  // false once the worker has given up on the operation
+}
+
+// Ghost is bookkeeping that no protocol step reads: the truth about grants,
+// kept so that the invariants can be stated over grant identity, not only
+// over token numbers.
+type Ghost struct {
+	Grants   uint8 // grants issued so far for the resource (any replica)
+	Observed uint8 // newest grant whose acquire reply reached its worker
+	Grant    [MaxGrants + 1]GrantTruth
+	// Answer is, per worker, the last acquire request answered with a grant
+	// and that grant (whatever the protocol itself remembers).
+	Answer [MaxWorkers]Dedup
+}
+
+// GrantTruth is one grant as it really was.
+type GrantTruth struct {
+	Worker uint8 // holder+1
+	Inc    uint8
+	Token  uint8
+	// Early is the ticks left until the earliest deadline the holder may
+	// count on: ttl after it sent its latest accepted acquire or renew.
+	Early int8
+	// Late is the ticks left until the deadline the reference coordinator
+	// sets: ttl after it received that request.
+	Late     int8
+	Released bool
+}

@@ -1,0 +1,124 @@
+package spec
+
+import "fencecheck/model"
+
+// Set is a set of invariants, one bit per entry of Invariants.
+type Set uint16
+
+// Has reports whether the set holds the invariant id.
+func (s Set) Has(id string) bool { return s&bitOf(id) != 0 }
+
+// IDs lists the set's invariant ids in the order of Invariants.
+func (s Set) IDs() []string {
+	var ids []string
+	for i, inv := range Invariants {
+		if s&(1<<i) != 0 {
+			ids = append(ids, inv.ID)
+		}
+	}
+	return ids
+}
+
+// SetOf returns the set of the given ids (unknown ids are ignored).
+func SetOf(ids ...string) Set {
+	var s Set
+	for _, id := range ids {
+		s |= bitOf(id)
+	}
+	return s
+}
+
+func bitOf(id string) Set {
+	for i, inv := range Invariants {
+		if inv.ID == id {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// Judge returns the invariants that one step of the model violates, stated
+// over grant identity (the model's ghost state), not only over token
+// numbers: prev is the state before the step, f its fact, next the state
+// after. linearizable-sink is judged on histories only (by porcupine).
+//
+// The rules, with g the grant the fact names and r its resource:
+//   - fencing: the sink accepts a write from grant g after a newer grant of
+//     r was observed by its holder (a coordinator that reissues a number
+//     equal to the sink's fence still fails this, unlike a numeric check);
+//   - exclusive-lease: a new grant of r while an earlier, unreleased grant
+//     is still valid by its earliest deadline (ttl after its request was sent);
+//   - token-monotonic: a new grant's token is not above every earlier one;
+//   - fence-before-grant: a holder receives token t while the sink's fence
+//     of r is below t;
+//   - idempotent-result: after a write, the sink holds two different
+//     payloads for one task;
+//   - renew-validity: a renew is accepted at or after the grant's deadline
+//     (ttl after the coordinator received the request), for another owner,
+//     incarnation or token, or for a grant that a newer one superseded;
+//   - acquire-idempotent: a new grant answers a request that already got one;
+//   - resource-independence: the sink fences a write carrying the newest
+//     token granted for its resource;
+//   - absolute-validity: the sink accepts a write from grant g at or after
+//     g's deadline.
+func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State) Set {
+	var v Set
+	g := &prev.Ghost[f.Res]
+	switch f.Kind {
+	case model.Granted:
+		for i := 1; i <= int(g.Grants); i++ {
+			t := &g.Grant[i]
+			if !t.Released && t.Early > 0 {
+				v |= bitOf(ExclusiveLease)
+			}
+			if t.Token >= f.Token {
+				v |= bitOf(TokenMonotonic)
+			}
+		}
+		if a := g.Answer[f.Worker]; a.Grant != 0 && a.Inc == f.Inc && a.Req == f.Req {
+			v |= bitOf(AcquireIdempotent)
+		}
+	case model.GrantSeen:
+		if m.Fence(next, f.Res) < f.Token {
+			v |= bitOf(FenceBeforeGrant)
+		}
+	case model.Renewed:
+		t := &g.Grant[f.Grant]
+		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || f.Grant < g.Grants {
+			v |= bitOf(RenewValidity)
+		}
+	case model.WriteAccepted:
+		if f.Grant < g.Observed {
+			v |= bitOf(Fencing)
+		}
+		if g.Grant[f.Grant].Late <= 0 {
+			v |= bitOf(AbsoluteValidity)
+		}
+		if mixedPayloads(next, f.Res) {
+			v |= bitOf(IdempotentResult)
+		}
+	case model.WriteFenced:
+		if g.Grants > 0 && f.Token == g.Grant[g.Grants].Token {
+			v |= bitOf(ResourceIndependence)
+		}
+	}
+	return v
+}
+
+// mixedPayloads reports whether the sink holds two different payloads for
+// resource r's task.
+func mixedPayloads(s *model.State, r uint8) bool {
+	var first *model.Result
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		x := &s.Sink.Results[i]
+		if x.Res != r {
+			continue
+		}
+		if first == nil {
+			first = x
+		} else if x.Writer != first.Writer || x.Token != first.Token {
+			return true
+		}
+	}
+	return false
+}
