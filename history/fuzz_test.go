@@ -3,7 +3,12 @@ package history
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -62,4 +67,101 @@ func checkInputError(t *testing.T, err error, file string) *Error {
 		t.Fatalf("error %q: file %q, line %d, message %q", err, he.File, he.Line, he.Msg)
 	}
 	return he
+}
+
+// TestSeedCorpus checks that the seed corpus is what its names say: every
+// valid-* input reads and every bad-* input is an input error. The other
+// files are the fuzzer's findings.
+func TestSeedCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := f.Name()
+		valid, bad := strings.HasPrefix(name, "valid-"), strings.HasPrefix(name, "bad-")
+		if !valid && !bad {
+			continue
+		}
+		data := readCorpusFile(t, filepath.Join(dir, name))
+		_, err := ReadAll(name, bytes.NewReader(data))
+		switch {
+		case valid && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case bad && err == nil:
+			t.Errorf("%s: read without error", name)
+		case bad:
+			if testing.Verbose() {
+				t.Logf("%v", err)
+			}
+			checkInputError(t, err, name)
+		}
+	}
+}
+
+// readCorpusFile returns the input in a corpus file of FuzzRead.
+func readCorpusFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, ok := strings.CutPrefix(string(b), "go test fuzz v1\n[]byte(")
+	body, ok2 := strings.CutSuffix(strings.TrimSpace(body), ")")
+	s, err := strconv.Unquote(body)
+	if !ok || !ok2 || err != nil {
+		t.Fatalf("%s: not a corpus file of one []byte: %v", path, err)
+	}
+	return []byte(s)
+}
+
+// endless is an io.Reader of one byte repeated forever.
+type endless byte
+
+func (c endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c)
+	}
+	return len(p), nil
+}
+
+// TestPathological reads inputs that could hang a reader or blow its memory.
+func TestPathological(t *testing.T) {
+	t.Run("10 MB line", func(t *testing.T) {
+		payload := strings.Repeat("x", 10<<20)
+		in := `{"time":0,"process":"w","type":"invoke","f":"write","resource":"r","value":{"token":1,"resultId":"x","payload":"` + payload + `"}}`
+		h, err := ReadAll("big", strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Events) != 1 || h.Events[0].Value.Payload != payload {
+			t.Fatalf("events = %d", len(h.Events))
+		}
+	})
+	t.Run("endless line", func(t *testing.T) {
+		_, err := ReadAll("endless", io.LimitReader(endless('a'), 2*MaxLine))
+		he := checkInputError(t, err, "endless")
+		if he.Line != 1 || !strings.Contains(he.Msg, "longer than") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("a million blank lines", func(t *testing.T) {
+		in := io.MultiReader(io.LimitReader(endless('\n'), 1_000_000), strings.NewReader(`{"time":0,"process":"w","type":"info","f":"pause"}`))
+		h, err := ReadAll("blank", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Events) != 1 || h.Events[0].Line != 1_000_001 {
+			t.Fatalf("events = %+v", h.Events)
+		}
+	})
+	t.Run("deep nesting", func(t *testing.T) {
+		deep := strings.Repeat(`{"a":`, 1_000_000) + "1" + strings.Repeat("}", 1_000_000)
+		in := `{"time":0,"process":"w","type":"info","f":"pause","value":{"x":` + deep + `}}`
+		he := checkInputError(t, func() error { _, err := ReadAll("deep", strings.NewReader(in)); return err }(), "deep")
+		if !strings.Contains(he.Msg, "depth") {
+			t.Fatalf("err = %v, want it to say the nesting is too deep", he)
+		}
+	})
 }

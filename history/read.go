@@ -169,53 +169,71 @@ func ReadFile(path string) (*History, error) {
 type members map[string]json.RawMessage
 
 var (
-	errNotObject = errors.New("not a JSON object")
 	errDuplicate = errors.New("duplicate key")
 	errUTF8      = errors.New("not valid UTF-8")
-	errTrailing  = errors.New("unexpected data after the object")
 )
 
 // splitObject splits the JSON object in raw into its members. Keys match
-// exactly (not ignoring case, as encoding/json would), and a key that occurs
-// twice is an error: which of the two values was meant is ambiguous. On error
-// key names the member at fault, if any.
+// exactly (not ignoring case, as encoding/json's struct decoding would), and a
+// key that occurs twice is an error: which of the two values was meant is
+// ambiguous. On error, key names the member at fault, if any.
 func splitObject(raw []byte) (obj members, key string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, "", errNotObject
-	}
-	obj = members{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, "", err
-		}
-		k, ok := t.(string)
-		if !ok { // Token reports a non-string key as an error; keep it safe
-			return nil, "", errNotObject
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, k, err
-		}
-		if _, dup := obj[k]; dup {
-			return nil, k, errDuplicate
-		}
-		if !utf8.Valid(v) {
-			return nil, k, errUTF8
-		}
-		obj[k] = v
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
+	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, "", err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, "", errTrailing
+	if !utf8.Valid(raw) {
+		for k, v := range obj {
+			if !utf8.Valid(v) {
+				return nil, k, errUTF8
+			}
+		}
+		return nil, "", errUTF8 // in a key
 	}
-	if !utf8.Valid(raw) { // in a key
-		return nil, "", errUTF8
+	n := 0
+	eachKey(raw, func([]byte) { n++ })
+	if n != len(obj) {
+		seen := map[string]bool{}
+		eachKey(raw, func(q []byte) {
+			var k string
+			json.Unmarshal(q, &k) // a valid JSON string
+			if seen[k] && key == "" {
+				key = k
+			}
+			seen[k] = true
+		})
+		return nil, key, errDuplicate
 	}
 	return obj, "", nil
+}
+
+// eachKey calls f with each key of the valid JSON object raw, as it is
+// written (quoted, with its escapes).
+func eachKey(raw []byte, f func(quoted []byte)) {
+	depth, isKey := 0, false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '{', '[':
+			depth++
+			isKey = depth == 1 && c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			isKey = depth == 1
+		case '"':
+			j := i + 1
+			for raw[j] != '"' {
+				if raw[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if isKey {
+				f(raw[i : j+1])
+				isKey = false
+			}
+			i = j
+		}
+	}
 }
 
 // parseObject splits line n, which must be one JSON object.
@@ -224,12 +242,12 @@ func (r *Reader) parseObject(line []byte, n int) (members, error) {
 		return nil, r.errf(n, "", "not a JSON object (each line must be one object: the header or an event), starts with %q", firstRune(line))
 	}
 	obj, key, err := splitObject(line)
-	return obj, r.objectErr(n, "", key, err)
+	return obj, r.objectErr(n, "", line, key, err)
 }
 
-// objectErr turns an error of splitObject into an *Error; prefix is the path
-// of the object ("" for the line itself).
-func (r *Reader) objectErr(n int, prefix, key string, err error) error {
+// objectErr turns an error of splitObject on raw into an *Error; prefix is
+// the path of the object ("" for the line itself).
+func (r *Reader) objectErr(n int, prefix string, raw []byte, key string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -244,11 +262,12 @@ func (r *Reader) objectErr(n int, prefix, key string, err error) error {
 		return r.errf(n, field, "the key occurs twice")
 	case errUTF8:
 		return r.errf(n, field, "not valid UTF-8")
-	case errTrailing:
-		return r.errf(n, field, "unexpected data after the object (one object per line)")
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
+		if se.Offset >= int64(len(raw)) {
+			return r.errf(n, field, "the line ends before the object is closed (an event must be on one line)")
+		}
 		return r.errf(n, field, "not valid JSON: %v (at byte %d of the line)", se, se.Offset)
 	}
 	return r.errf(n, field, "not a valid JSON object: %v", err)
@@ -379,7 +398,7 @@ func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error
 		var key string
 		var err error
 		if w, key, err = splitObject(raw); err != nil {
-			return r.objectErr(p.line, "value", key, err)
+			return r.objectErr(p.line, "value", raw, key, err)
 		}
 	}
 	v := &e.Value
