@@ -87,8 +87,8 @@ func (a Action) String() string {
 	case Deliver, Drop, Duplicate:
 		m := a.Msg
 		b.WriteString(" " + msgKindNames[m.Kind])
-		for _, f := range msgFields(&m) {
-			if *f.p != 0 {
+		for i, f := range msgFields(&m) {
+			if *f.p != 0 || i < 2 { // worker and resource always: scripts match on them
 				fmt.Fprintf(&b, " %s=%d", f.name, *f.p)
 			}
 		}

@@ -1,0 +1,103 @@
+package checker
+
+import (
+	"fmt"
+
+	"fencecheck/history"
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// Verdict is what checking one history found.
+type Verdict struct {
+	// Run is the model's re-execution of the header's trace; nil when the
+	// history carries no trace (an external history).
+	Run *model.Run
+	// Reproduced reports whether the re-execution produced the recorded
+	// events exactly; Mismatch says where it did not.
+	Reproduced bool
+	Mismatch   string
+	// Judged holds the invariants the re-execution violated, judged on the
+	// model's states (grant identity).
+	Judged spec.Set
+	// Report is the history-level check of the recorded events.
+	Report spec.Report
+}
+
+// Violated is every invariant found violated, by either check.
+func (v *Verdict) Violated() spec.Set {
+	s := v.Judged
+	for _, x := range v.Report.Violations {
+		s |= spec.SetOf(x.Invariant)
+	}
+	return s
+}
+
+// CheckHistory checks a history: always with the history-level invariants
+// and porcupine; and when its header carries the model's config and action
+// trace, also by re-executing the trace and judging every state. An error
+// means the header's config or trace cannot be read.
+func CheckHistory(h *history.History, opt spec.Options) (Verdict, error) {
+	v := Verdict{Report: spec.Check(h, opt)}
+	if !h.HasHeader || len(h.Header.Actions) == 0 {
+		return v, nil
+	}
+	cfg, proto, err := model.ParseConfig(h.Header.Config)
+	if err != nil {
+		return v, fmt.Errorf("header: config: %v", err)
+	}
+	m := &model.Machine{Config: cfg, Protocol: proto}
+	acts := make([]model.Action, len(h.Header.Actions))
+	for i, s := range h.Header.Actions {
+		if acts[i], err = model.ParseAction(s); err != nil {
+			return v, fmt.Errorf("header: actions[%d]: %v", i, err)
+		}
+	}
+	run, judged, err := Replay(m, acts)
+	v.Run, v.Judged = run, judged
+	if err != nil {
+		v.Mismatch = err.Error()
+		return v, nil
+	}
+	v.Mismatch = diffEvents(h.Events, run.Events)
+	v.Reproduced = v.Mismatch == ""
+	return v, nil
+}
+
+// Replay re-executes a trace, judging every step. It stops with an error at
+// the first action that is not enabled.
+func Replay(m *model.Machine, acts []model.Action) (*model.Run, spec.Set, error) {
+	run := model.NewRun(m)
+	var judged spec.Set
+	for i, a := range acts {
+		if !m.IsEnabled(&run.State, a) {
+			return run, judged, fmt.Errorf("action %d (%s) is not enabled", i, a)
+		}
+		prev := run.State
+		f := run.Do(a)
+		judged |= spec.Judge(m, &prev, f, &run.State)
+	}
+	return run, judged, nil
+}
+
+// diffEvents describes the first difference between recorded and replayed
+// events, or returns "".
+func diffEvents(rec, rep []history.Event) string {
+	for i := 0; i < len(rec) && i < len(rep); i++ {
+		a, b := rec[i], rep[i]
+		a.Line, b.Line = 0, 0
+		if a != b {
+			return fmt.Sprintf("event %d differs: recorded %s, replayed %s", i, brief(rec[i]), brief(rep[i]))
+		}
+	}
+	if len(rec) != len(rep) {
+		return fmt.Sprintf("recorded %d events, replayed %d", len(rec), len(rep))
+	}
+	return ""
+}
+
+// brief is an event's JSON line without its newline.
+func brief(e history.Event) string {
+	b := history.AppendEvent(nil, e)
+	return string(b[:len(b)-1])
+}
