@@ -2,8 +2,6 @@ package spec
 
 import (
 	"time"
-
-	"fencecheck/history"
 )
 
 // Violation is one invariant violated by a history.
@@ -25,6 +23,9 @@ type Report struct {
 	Events     int         `json:"events"`
 	Operations int         `json:"operations"`
 	Violations []Violation `json:"violations"`
+	// Omitted counts the violations left out of Violations: Check lists at
+	// most MaxPerResource per invariant and resource.
+	Omitted int `json:"omitted,omitempty"`
 	// Unknown lists the invariants whose check ran out of budget (the
 	// porcupine timeout): no verdict, rather than a wrong one.
 	Unknown []string `json:"unknown,omitempty"`
@@ -35,9 +36,4 @@ type Options struct {
 	// Timeout bounds porcupine's search per resource; 0 means no bound.
 	// Never set it inside a property test: verdicts would depend on load.
 	Timeout time.Duration
-}
-
-// Check checks a history against every invariant.
-func Check(h *history.History, opt Options) Report {
-	panic("spec.Check: being written")
 }
