@@ -2,6 +2,8 @@ package history
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -154,4 +156,73 @@ func TestReadAny(t *testing.T) {
 	if he := checkInputError(t, err, "bad"); he.Line != 2 || he.Field != "f" {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestJepsenDocExample checks the example of docs/jepsen.md: its first JSON
+// block, read as a Jepsen history and encoded, gives its second.
+func TestJepsenDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "jepsen.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ex, _ := strings.Cut(string(doc), "## Example")
+	var blocks []string
+	for {
+		var block string
+		var ok bool
+		if _, ex, ok = strings.Cut(ex, "```json\n"); !ok {
+			break
+		}
+		block, ex, _ = strings.Cut(ex, "```")
+		blocks = append(blocks, block)
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("the example has %d JSON blocks, want 2", len(blocks))
+	}
+	h, err := ReadJepsen("example", strings.NewReader(blocks[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Encode(&out, h); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != blocks[1] {
+		t.Fatalf("the example reads as\n%s\nnot as the document says\n%s", out.String(), blocks[1])
+	}
+}
+
+// FuzzReadJepsen feeds arbitrary bytes to ReadJepsen: no panic, errors are
+// *Error, and what reads is a history that Encode and ReadAll keep as it is.
+// A longer run: go test ./history -run XXX -fuzz FuzzReadJepsen -fuzztime 5m -parallel 1
+func FuzzReadJepsen(f *testing.F) {
+	f.Add([]byte(jepsenArray))
+	f.Add([]byte(`{"type":"invoke","f":"read","process":1,"time":5,"value":["r",{"resultId":"x"}]}` + "\n" +
+		`{"type":"ok","f":"read","process":1,"time":6,"value":["r",{"payload":null}]}`))
+	f.Add([]byte(`[{"type":"info","f":"pause","process":3,"time":1},{"type":"info","f":"pause","process":"3","time":1}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ReadJepsen("fuzz.json", bytes.NewReader(data))
+		if err != nil {
+			checkInputError(t, err, "fuzz.json")
+			return
+		}
+		var out bytes.Buffer
+		if err := Encode(&out, h); err != nil {
+			t.Fatal(err)
+		}
+		h2, err := ReadAll("again", &out)
+		if err != nil {
+			t.Fatalf("re-read: %v\n%s", err, out.Bytes())
+		}
+		if h2.Header.TimeUnit != "ns" || len(h2.Events) != len(h.Events) {
+			t.Fatalf("re-read: %+v", h2)
+		}
+		for i := range h.Events {
+			a, b := h.Events[i], h2.Events[i]
+			a.Line, b.Line = 0, 0
+			if a != b {
+				t.Fatalf("event %d changed:\n%+v\n%+v", i, a, b)
+			}
+		}
+	})
 }
