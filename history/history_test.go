@@ -101,6 +101,17 @@ func TestMalformed(t *testing.T) {
 		{"backwards", `{"time":5,"process":"w","type":"info","f":"pause"}` + "\n\n" + `{"time":4,"process":"w","type":"info","f":"resume"}`, 3, "time"},
 		{"other format", `{"format":"jepsen","version":1}`, 1, "format"},
 		{"other version", `{"format":"fencecheck-history","version":2}`, 1, "version"},
+		{"duplicate key", `{"time":1,"time":2,"process":"w","type":"info","f":"pause"}`, 1, "time"},
+		{"duplicate value key", `{"time":1,"process":"w","type":"info","f":"pause","value":{"target":"a","target":"b"}}`, 1, "value.target"},
+		{"key in another case", `{"Time":1,"process":"w","type":"info","f":"pause"}`, 1, "time"},
+		{"value not object", `{"time":1,"process":"w","type":"invoke","f":"advance","resource":"r","value":[]}`, 1, "value"},
+		{"resource not string", `{"time":1,"process":"w","type":"invoke","f":"advance","resource":7}`, 1, "resource"},
+		{"zero ttl", `{"time":1,"process":"w","type":"invoke","f":"acquire","resource":"r","value":{"owner":"w","incarnation":1,"requestId":"q","ttl":0}}`, 1, "value.ttl"},
+		{"bad utf-8", "{\"time\":1,\"process\":\"w\xff\",\"type\":\"info\",\"f\":\"pause\"}", 1, "process"},
+		{"header not first", `{"time":1,"process":"w","type":"info","f":"pause"}` + "\n" + `{"format":"fencecheck-history","version":1}`, 2, "format"},
+		{"index not increasing", `{"time":1,"process":"w","type":"info","f":"pause","index":4}` + "\n" + `{"time":1,"process":"w","type":"info","f":"pause","index":4}`, 2, "index"},
+		{"expect item", `{"format":"fencecheck-history","version":1,"expect":[1]}`, 1, "expect[0]"},
+		{"truncated", `{"time":1,"process":"w"`, 1, ""},
 		{"bad outcome", ev + "\n" + `{"time":1,"process":"w1","type":"ok","f":"write","resource":"r","value":{"outcome":"maybe"}}`, 2, "value.outcome"},
 	}
 	for _, c := range cases {

@@ -36,6 +36,12 @@ const MaxLine = 16 << 20
 
 // Reader reads a history one event at a time, checking that it is well
 // formed: every malformed line is reported as an *Error.
+//
+// Beyond the format's list of malformed input, a Reader is strict where JSON
+// leaves room for doubt: keys match exactly (not ignoring case); a key given
+// twice in one object is an error; the input must be valid UTF-8; only the
+// first line may be a header; an event's index, when given, must be greater
+// than the previous event's. Keys it does not know are ignored.
 type Reader struct {
 	name      string
 	sc        *bufio.Scanner

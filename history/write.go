@@ -139,8 +139,13 @@ func appendKV(b []byte, k, v string) []byte {
 }
 
 func appendString(b []byte, s string) []byte {
-	b = appendJSON(b, s)
-	return b[:len(b)-1] // without the encoder's newline
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			b = appendJSON(b, s)
+			return b[:len(b)-1] // without the encoder's newline
+		}
+	}
+	return append(append(append(b, '"'), s...), '"') // plain ASCII: nothing to escape
 }
 
 // Encode writes h in the history format: its header (when HasHeader) and its
