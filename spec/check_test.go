@@ -194,3 +194,319 @@ func TestExclusiveLease(t *testing.T) {
 {"time":14,"process":"w3","type":"ok","f":"acquire","resource":"job","value":{"token":3}}
 `)
 }
+
+func TestTokenMonotonic(t *testing.T) {
+	// volatile-counter: after the coordinator restarts, its counter starts
+	// again and token 1 is granted after token 2 was. (Partial: the fence
+	// is not part of this story.)
+	expect(t, `{"format":"fencecheck-history","version":1,"partial":true}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":5}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":6,"process":"coordinator","type":"info","f":"restart"}
+{"time":10,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":5}}
+{"time":10,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+`, TokenMonotonic)
+
+	// One token granted to two different requests.
+	rep := expect(t, `{"format":"fencecheck-history","version":1,"partial":true}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":5}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":3}}
+{"time":10,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":5}}
+{"time":10,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":3}}
+`, TokenMonotonic)
+	if got := rep.Violations[0].Message; got != `token=3 granted twice: to w1/1 (requestId="a1") and to w2/1 (requestId="b1")` {
+		t.Errorf("message %q", got)
+	}
+
+	// Ambiguous: overlapping acquires may have been granted in either
+	// order; and a retry of request a1 may have been granted during its
+	// first attempt (info), before token 2 was. A replay of a1's token is
+	// not a second grant.
+	expect(t, `{"format":"fencecheck-history","version":1,"partial":true}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":1}}
+{"time":0,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":1}}
+{"time":5,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":6,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":10,"process":"w3","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w3","incarnation":1,"requestId":"c1","ttl":1}}
+{"time":10,"process":"w4","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w4","incarnation":1,"requestId":"d1","ttl":1}}
+{"time":11,"process":"w3","type":"info","f":"acquire","resource":"job","value":{}}
+{"time":12,"process":"w4","type":"ok","f":"acquire","resource":"job","value":{"token":4}}
+{"time":13,"process":"w3","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w3","incarnation":1,"requestId":"c1","ttl":1}}
+{"time":14,"process":"w3","type":"ok","f":"acquire","resource":"job","value":{"token":3}}
+{"time":15,"process":"w3","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w3","incarnation":1,"requestId":"c1","ttl":1}}
+{"time":16,"process":"w3","type":"ok","f":"acquire","resource":"job","value":{"token":3}}
+`)
+}
+
+func TestFenceBeforeGrant(t *testing.T) {
+	// grant-before-fence: token 1 is granted while the fence is still 0;
+	// the advance comes after.
+	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":100}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":1,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+`, FenceBeforeGrant)
+
+	// In a partial history nothing is known of the fence at the start, but
+	// an advance invoked after the grant of token 2 returned 2: the fence
+	// was below 2 when the grant was observed.
+	expect(t, `{"format":"fencecheck-history","version":1,"partial":true}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":100}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":1,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+`, FenceBeforeGrant)
+
+	// Ambiguous: the advance overlaps the grant (it may have reached 2
+	// first), and an advance with an unknown outcome may have moved the
+	// fence to anything before the grant of token 5.
+	expect(t, grant1+release1+`{"time":2,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":2,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":100}}
+{"time":2,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":2,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":3,"process":"w2","type":"invoke","f":"release","resource":"job","value":{"owner":"w2","incarnation":1,"token":2}}
+{"time":3,"process":"w2","type":"ok","f":"release","resource":"job","value":{}}
+{"time":4,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":4,"process":"coordinator","type":"info","f":"advance","resource":"job","value":{}}
+{"time":5,"process":"w3","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w3","incarnation":1,"requestId":"c1","ttl":100}}
+{"time":5,"process":"w3","type":"ok","f":"acquire","resource":"job","value":{"token":5}}
+`)
+}
+
+func TestIdempotentResult(t *testing.T) {
+	// request-id-key: the result key is the attempt's request id, so one
+	// task's result is accepted twice with different payloads.
+	rep := expect(t, grant1+release1+`{"time":2,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"job#a1","payload":"x","task":"job"}}
+{"time":2,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+{"time":3,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":100}}
+{"time":3,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":3,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":3,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":4,"process":"w2","type":"invoke","f":"write","resource":"job","value":{"token":2,"resultId":"job#b1","payload":"y","task":"job"}}
+{"time":4,"process":"w2","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`, IdempotentResult)
+	if got := rep.Violations[0].Message; got != `task "job" had results accepted under resultId="job#a1" (payload "x") and resultId="job#b1" (payload "y")` {
+		t.Errorf("message %q", got)
+	}
+
+	// One result id accepted with two payloads (the sink also breaks its
+	// own spec).
+	expect(t, grant1+`{"time":2,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"x"}}
+{"time":2,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+{"time":3,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"y"}}
+{"time":3,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`, IdempotentResult, LinearizableSink)
+
+	// Ambiguous: a conflicting payload whose write has an unknown outcome,
+	// and one that failed as a conflict, were not certainly accepted.
+	expect(t, grant1+`{"time":2,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"x","task":"job"}}
+{"time":2,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+{"time":3,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"y","task":"job"}}
+{"time":3,"process":"w1","type":"fail","f":"write","resource":"job","value":{"error":"conflict"}}
+{"time":4,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r2","payload":"z","task":"job"}}
+{"time":5,"process":"w1","type":"info","f":"write","resource":"job","value":{}}
+`)
+}
+
+func TestRenewValidity(t *testing.T) {
+	// renew-at-deadline: granted at 0 for 10, renewed at 10 (the deadline).
+	rep := expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":10,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":10,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+`, RenewValidity)
+	if got := rep.Violations[0].Message; got != "renew token=1 by w1/1 invoked at time 10 accepted after the lease's deadline (10 at the latest)" {
+		t.Errorf("message %q", got)
+	}
+
+	// renew-token-only: w1 restarted (incarnation 2) and renewed the token
+	// its first incarnation held.
+	expect(t, grant1+`{"time":5,"process":"w1","type":"info","f":"crash"}
+{"time":6,"process":"w1","type":"info","f":"restart"}
+{"time":7,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":2,"token":1}}
+{"time":7,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+`, RenewValidity)
+
+	// A released lease is renewed.
+	expect(t, grant1+release1+`{"time":2,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":2,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+`, RenewValidity)
+
+	// A lease taken over (w1's expired at 10, w2 got token 2 at 11) is
+	// renewed. The coordinator then holds both leases valid at once.
+	rep = expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":11,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
+{"time":11,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":11,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":11,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":12,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":12,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+`, ExclusiveLease, RenewValidity)
+	if got := rep.Violations[1].Message; got != "renew token=1 by w1/1 accepted after the lease was taken over by grant token=2 (to w2/1)" {
+		t.Errorf("message %q", got)
+	}
+
+	// Ambiguous: the renew invoked at 9 may have taken effect before the
+	// deadline 10; the second, invoked at 20, may have followed a renew
+	// whose outcome is unknown (invoked at 18, it may have taken effect at
+	// 19 and moved the deadline to 29).
+	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":9,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":12,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+{"time":18,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":19,"process":"w1","type":"info","f":"renew","resource":"job","value":{}}
+{"time":20,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":20,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+`)
+}
+
+func TestAcquireIdempotent(t *testing.T) {
+	// no-acquire-dedup: a retry of request a1 is answered with a new token.
+	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":1}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":5,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":5,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":5,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":5,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+`, AcquireIdempotent)
+
+	// Ambiguous, and clean: the first attempt's outcome is unknown (it may
+	// have granted nothing), retries replay token 2, and another owner's
+	// request with the same id is another request.
+	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":1,"process":"w1","type":"info","f":"acquire","resource":"job","value":{}}
+{"time":2,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":2,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":2,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":2,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":3,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":3,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+{"time":20,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":20,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":20,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":3}}
+{"time":20,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":3}}
+`)
+}
+
+func TestLinearizableSink(t *testing.T) {
+	// A read after the write completed does not see it.
+	rep := expect(t, grant1+`{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":1,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+{"time":2,"process":"w2","type":"invoke","f":"read","resource":"job","value":{"resultId":"r"}}
+{"time":2,"process":"w2","type":"ok","f":"read","resource":"job","value":{"payload":null}}
+`, LinearizableSink)
+	want := Violation{Invariant: LinearizableSink, Resource: "job", Events: []int{6, 7},
+		Message: `the sink's operations up to event 7 have no linearization under the fenced-sink spec; the last is read resultId="r" -> null`}
+	if !reflect.DeepEqual(rep.Violations[0], want) {
+		t.Errorf("got %+v\nwant %+v", rep.Violations[0], want)
+	}
+
+	// accept-higher-token: a worker supplies token 2, never granted, and
+	// the sink (fence 1) accepts it.
+	expect(t, grant1+`{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":2,"resultId":"r","payload":"a"}}
+{"time":1,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`, LinearizableSink)
+
+	// Ambiguous: a read concurrent with the write may see it or not; a
+	// write with an unknown outcome may have stored the payload that a
+	// later replay finds; in a partial history the fence may already be 5.
+	expect(t, grant1+`{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":1,"process":"w2","type":"invoke","f":"read","resource":"job","value":{"resultId":"r"}}
+{"time":1,"process":"w3","type":"invoke","f":"read","resource":"job","value":{"resultId":"r"}}
+{"time":1,"process":"w2","type":"ok","f":"read","resource":"job","value":{"payload":null}}
+{"time":1,"process":"w3","type":"ok","f":"read","resource":"job","value":{"payload":"a"}}
+{"time":1,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+{"time":2,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"s","payload":"b"}}
+{"time":3,"process":"w1","type":"info","f":"write","resource":"job","value":{}}
+{"time":4,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"s","payload":"b"}}
+{"time":4,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"replayed"}}
+`)
+	expect(t, `{"format":"fencecheck-history","version":1,"partial":true}
+{"time":0,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":5,"resultId":"r","payload":"a"}}
+{"time":0,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"replayed"}}
+{"time":1,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":6}}
+`)
+}
+
+func TestResourceIndependence(t *testing.T) {
+	// global-fence: the grant on job-b moves the one fence, and job-a's
+	// holder, with the newest token of job-a, is fenced.
+	rep := expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job-a","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":100}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job-a","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job-a","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job-a","value":{"token":1}}
+{"time":1,"process":"w2","type":"invoke","f":"acquire","resource":"job-b","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":100}}
+{"time":1,"process":"coordinator","type":"invoke","f":"advance","resource":"job-b","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"job-b","value":{"token":2}}
+{"time":1,"process":"w2","type":"ok","f":"acquire","resource":"job-b","value":{"token":2}}
+{"time":2,"process":"w1","type":"invoke","f":"write","resource":"job-a","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":2,"process":"w1","type":"fail","f":"write","resource":"job-a","value":{"error":"fenced"}}
+`, ResourceIndependence)
+	if v := rep.Violations[0]; v.Resource != "job-a" || !slices.Equal(v.Events, []int{2, 3, 8, 9}) {
+		t.Errorf("got %+v", v)
+	}
+
+	// Ambiguous: a takeover is under way (w2's acquire was invoked before
+	// the write failed, and the fence was advanced for it), so the fence
+	// may already have moved past the newest granted token.
+	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":5}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":10,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":5}}
+{"time":10,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":10,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":10,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":10,"process":"w1","type":"fail","f":"write","resource":"job","value":{"error":"fenced"}}
+{"time":10,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+`)
+}
+
+func TestAbsoluteValidity(t *testing.T) {
+	// The article's non-guarantee: the lease expired (deadline 10), nobody
+	// took over, and the stale write with token 1 is accepted at 12.
+	rep := expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":12,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":12,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`, AbsoluteValidity)
+	if got := rep.Violations[0].Message; got != "write token=1 invoked at time 12 accepted after its lease's deadline (10 at the latest)" {
+		t.Errorf("message %q", got)
+	}
+
+	// Ambiguous: the first write, invoked at 9, may have taken effect
+	// before the deadline; a renew with an unknown outcome (still open) may
+	// have moved the deadline past the second.
+	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":9,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":12,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+{"time":12,"process":"w2","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":13,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"s","payload":"b"}}
+{"time":13,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`)
+	// Nothing is concluded once an acquire with an unknown outcome (it may
+	// have granted token 1 late) precedes the write.
+	expect(t, grant1+`{"time":1,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
+{"time":2,"process":"w2","type":"info","f":"acquire","resource":"job","value":{}}
+{"time":200,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":200,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`)
+}
