@@ -357,6 +357,9 @@ func (r *Reader) parseEvent(w members, n int) (Event, error) {
 	if p.err != nil {
 		return Event{}, p.err
 	}
+	if e.Index <= r.lastIndex && absent(w["index"]) {
+		return Event{}, r.errf(n, "index", "missing: the event's index would be its position %d, which does not follow the previous event's index %d (give every event an index, or none)", e.Index, r.lastIndex)
+	}
 	if e.Index <= r.lastIndex {
 		return Event{}, r.errf(n, "index", "index %d does not follow the previous event's index %d (indexes must increase down the file)", e.Index, r.lastIndex)
 	}
