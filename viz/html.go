@@ -91,12 +91,7 @@ func buildPage(s *scene, opt Options) page {
 	h := s.h
 	variant, seed, note := opt.meta(h)
 	p := page{Title: opt.title(), Variant: variant, Note: note, TimeUnit: h.Header.TimeUnit,
-		Partial: h.Header.Partial, Events: len(h.Events), Ops: len(s.ops), Links: opt.Links}
-	for _, l := range s.lanes {
-		if l.kind != sinkLane {
-			p.Processes++
-		}
-	}
+		Partial: h.Header.Partial, Events: len(h.Events), Ops: len(s.ops), Processes: s.processes, Links: opt.Links}
 	if seed != 0 {
 		p.Seed = strconv.FormatUint(seed, 10)
 	}
@@ -129,7 +124,7 @@ func buildPage(s *scene, opt Options) page {
 	t.drawLeases()
 	t.drawOps()
 	t.drawFaults()
-	p.Width = axisW + len(s.lanes)*laneW + tagW
+	p.Width = t.width()
 	p.Height = t.height
 	p.HeadH = headH
 	p.Head = t.head()

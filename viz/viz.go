@@ -47,6 +47,8 @@ type Options struct {
 
 // Link is an extra reference shown on the HTML page.
 type Link struct {
+	// Text is what the link says; Href where it leads (a relative path, or
+	// an http(s) URL; html/template neutralizes unsafe schemes).
 	Text string
 	Href string
 }
@@ -146,6 +148,8 @@ type scene struct {
 	badRefs int
 	// multiRes is true when operations touch more than one resource.
 	multiRes bool
+	// processes counts the distinct processes of the history.
+	processes int
 }
 
 func isSinkOp(f string) bool {
@@ -199,34 +203,40 @@ func newScene(h *history.History, violations []spec.Violation) *scene {
 }
 
 // layoutLanes orders the lanes: coordinator, workers (natural order), sink,
-// nemesis. The coordinator and sink lanes exist when an operation needs them.
+// nemesis. The coordinator and sink lanes exist when an operation needs them;
+// a process the nemesis hits has a lane even with no event of its own.
 func (s *scene) layoutLanes() {
 	var procs []string
+	isProc := map[string]bool{}
+	addProc := func(p string) {
+		if p != history.Coordinator && p != history.Nemesis && !isProc[p] {
+			isProc[p] = true
+			procs = append(procs, p)
+		}
+	}
 	seen := map[string]bool{}
-	needCoord, needSink, hasNemesis := false, false, false
 	resources := map[string]bool{}
+	needCoord, needSink, hasNemesis := false, false, false
 	for _, e := range s.h.Events {
+		seen[e.Process] = true
 		if e.Resource != "" {
 			resources[e.Resource] = true
 		}
-		switch {
-		case isSinkOp(e.F):
-			needSink = true
-		case isLeaseOp(e.F):
+		needSink = needSink || isSinkOp(e.F)
+		needCoord = needCoord || isLeaseOp(e.F) || e.Process == history.Coordinator
+		hasNemesis = hasNemesis || e.Process == history.Nemesis
+		addProc(e.Process)
+	}
+	for _, e := range s.h.Events {
+		switch t := e.Value.Target; {
+		case e.Process != history.Nemesis || t == "" || (t == "sink" && needSink):
+		case t == history.Coordinator:
 			needCoord = true
-		}
-		switch e.Process {
-		case history.Coordinator:
-			needCoord = true
-		case history.Nemesis:
-			hasNemesis = true
 		default:
-			if !seen[e.Process] {
-				seen[e.Process] = true
-				procs = append(procs, e.Process)
-			}
+			addProc(t)
 		}
 	}
+	s.processes = len(seen)
 	s.multiRes = len(resources) > 1
 	slices.SortFunc(procs, naturalCompare)
 	if needCoord {
