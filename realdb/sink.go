@@ -68,7 +68,7 @@ type SinkConfig struct {
 	// just before the transaction for Atomic (which has no such window). It
 	// runs while the sink holds no lock. A driver uses it to pause a worker
 	// there.
-	Window func(ctx context.Context)
+	Window func(ctx context.Context) `json:"-"`
 }
 
 func (c SinkConfig) schema() string {

@@ -1,0 +1,587 @@
+package realdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"fencecheck/history"
+	"fencecheck/spec"
+)
+
+// Config says what Run does. Zero fields take the defaults given.
+type Config struct {
+	// DB is SQLite (default) or Postgres.
+	DB string
+	// DSN is the PostgreSQL connection string (required for Postgres). For
+	// SQLite it is the directory for the database files (default: a new
+	// temporary directory, removed at the end).
+	DSN string
+	// Sink is Atomic (default) or CheckThenWrite.
+	Sink string
+	// Workers is the number of goroutine workers and Procs the number of
+	// process workers (the executable run again; it must call
+	// MaybeRunWorker first thing). Default: 4 goroutine workers.
+	Workers, Procs int
+	// Resources is the number of resources (leases, fences), default 2;
+	// Tasks the number of results to compute per resource, default 3.
+	Resources, Tasks int
+	// Attempts bounds each worker's acquire attempts per run (default 24);
+	// a worker stops sooner when it has seen every task done.
+	Attempts int
+	// TTL is the length of a lease (default 20ms). Pauses last 2 to 3 TTLs.
+	TTL time.Duration
+	// PauseProb is the chance that a worker is paused at each of its pause
+	// points: before renewing, before writing, and inside the sink's write
+	// (default 0.2; negative for none). Process workers are also stopped at
+	// random instants.
+	PauseProb float64
+	// RenewProb is the chance that a worker renews before writing (default
+	// 0.5); DropProb the chance that an acquire's reply is played as lost
+	// and the request retried with the same id (default 0.05). Negative
+	// means never.
+	RenewProb, DropProb float64
+	// Runs is the number of runs (default 1); run i (from 0) uses seed
+	// Seed+i for the driver's own choices.
+	Runs int
+	Seed uint64
+	// StopAtFirst stops after the first run whose history violates an
+	// invariant it is not expected to.
+	StopAtFirst bool
+	// CheckTimeout bounds the linearizability check per resource (default
+	// 30s); a check that runs out is reported in Report.Unknown.
+	CheckTimeout time.Duration
+	// RunTimeout bounds one run (default 2 minutes).
+	RunTimeout time.Duration
+}
+
+// Expected lists the invariants a history of the reference protocol may
+// violate: plain fencing does not promise absolute validity (a write after
+// the lease's deadline but before any takeover is accepted). Every other
+// violation is a bug in the sink or the coordinator.
+var Expected = []string{spec.AbsoluteValidity}
+
+// RunResult is one run: its history, the checker's report on it, and the
+// violations beyond Expected.
+type RunResult struct {
+	// Run is the run's number, from 0; Seed its seed.
+	Run  int
+	Seed uint64
+	// History is what was recorded (time unit ns).
+	History    *history.History
+	Report     spec.Report
+	Unexpected []spec.Violation
+	Stats      Stats
+	Elapsed    time.Duration
+}
+
+// Caught reports whether the run's history violates an invariant beyond
+// Expected.
+func (r RunResult) Caught() bool { return len(r.Unexpected) > 0 }
+
+// Stats counts what happened in a run.
+type Stats struct {
+	Events, Grants, Takeovers, Pauses, Reads int
+	// Writes by outcome: written, replayed, fenced, conflict (and info for
+	// writes whose outcome is unknown).
+	Writes map[string]int
+}
+
+// Result is what Run did.
+type Result struct {
+	Config Config
+	Runs   []RunResult
+	// Caught counts the runs with an unexpected violation; FirstCaught is
+	// the number (from 1) of the first, 0 if none.
+	Caught, FirstCaught int
+	// Unknown counts the runs whose check ran out of budget.
+	Unknown int
+	Elapsed time.Duration
+}
+
+// withDefaults fills in the zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.DB == "" {
+		c.DB = SQLite
+	}
+	if c.Sink == "" {
+		c.Sink = Atomic
+	}
+	if c.Workers == 0 && c.Procs == 0 {
+		c.Workers = 4
+	}
+	def(&c.Resources, 2)
+	def(&c.Tasks, 3)
+	def(&c.Attempts, 24)
+	def(&c.Runs, 1)
+	if c.TTL == 0 {
+		c.TTL = 20 * time.Millisecond
+	}
+	prob := func(p *float64, d float64) {
+		switch {
+		case *p == 0:
+			*p = d
+		case *p < 0:
+			*p = 0
+		}
+	}
+	prob(&c.PauseProb, 0.2)
+	prob(&c.RenewProb, 0.5)
+	prob(&c.DropProb, 0.05)
+	if c.CheckTimeout == 0 {
+		c.CheckTimeout = 30 * time.Second
+	}
+	if c.RunTimeout == 0 {
+		c.RunTimeout = 2 * time.Minute
+	}
+	switch {
+	case c.DB == Postgres && c.DSN == "":
+		return c, errors.New("realdb: postgres needs a DSN")
+	case c.Workers < 0 || c.Procs < 0 || c.Resources < 0 || c.Tasks < 0 || c.Attempts < 0 || c.Runs < 0:
+		return c, errors.New("realdb: counts must not be negative")
+	case c.TTL < time.Millisecond:
+		return c, fmt.Errorf("realdb: ttl %v is below 1ms", c.TTL)
+	}
+	return c, SinkConfig{DB: c.DB, Kind: c.Sink, DSN: "-"}.validate()
+}
+
+// Run runs the protocol cfg.Runs times against a real database and checks
+// each run's history. An error is a failure of the machinery (database,
+// processes, recording), never a verdict: verdicts are in the result.
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
+	cfg, err = cfg.withDefaults()
+	res = Result{Config: cfg}
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	defer func() { res.Elapsed = time.Since(start) }()
+	dir, err := os.MkdirTemp("", "fencecheck-real-")
+	if err != nil {
+		return res, fmt.Errorf("realdb: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	for i := range cfg.Runs {
+		r, err := runOnce(ctx, cfg, i, dir)
+		if err != nil {
+			return res, fmt.Errorf("realdb: run %d (seed %d): %w", i, cfg.Seed+uint64(i), err)
+		}
+		res.Runs = append(res.Runs, r)
+		if len(r.Report.Unknown) > 0 {
+			res.Unknown++
+		}
+		if r.Caught() {
+			res.Caught++
+			if res.FirstCaught == 0 {
+				res.FirstCaught = i + 1
+			}
+			if cfg.StopAtFirst {
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// runOnce makes one run: a fresh sink, a coordinator, the workers; then the
+// check.
+func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResult, err error) {
+	seed := cfg.Seed + uint64(run)
+	out = RunResult{Run: run, Seed: seed}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
+	defer cancel()
+
+	sc := SinkConfig{DB: cfg.DB, Kind: cfg.Sink}
+	switch cfg.DB {
+	case SQLite:
+		base := dir
+		if cfg.DSN != "" {
+			base = cfg.DSN
+		}
+		sc.DSN = filepath.Join(base, fmt.Sprintf("fencecheck-run-%d-%d.db", os.Getpid(), run))
+	case Postgres:
+		sc.DSN, sc.Schema = cfg.DSN, fmt.Sprintf("fencecheck_real_%d_%d", os.Getpid(), run)
+	}
+	coordSink, err := Create(ctx, sc)
+	if err != nil {
+		return out, err
+	}
+	defer func() {
+		coordSink.Close()
+		if derr := Drop(context.WithoutCancel(ctx), sc); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+
+	clock := history.MonotonicClock(time.Nanosecond)
+	rec := history.NewRecorder(history.Header{
+		Seed: seed, TimeUnit: "ns", Expect: Expected,
+		Note: fmt.Sprintf("explore real: %s sink on %s; %d goroutine and %d process workers, %d resources, %d tasks each, ttl %v; run %d of seed %d",
+			cfg.Sink, cfg.DB, cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.TTL, run, cfg.Seed),
+	}, clock, nil)
+	coord := NewCoordinator(coordSink, clock, rec)
+	log := newLocalLog(rec)
+
+	specs := make([]workerSpec, 0, cfg.Workers+cfg.Procs)
+	for i := range cfg.Workers + cfg.Procs {
+		id := fmt.Sprintf("w%d", i+1)
+		if i >= cfg.Workers {
+			id = fmt.Sprintf("p%d", i-cfg.Workers+1)
+		}
+		specs = append(specs, workerSpec{ID: id, Incarnation: fmt.Sprint(seed), Seed: seed<<8 | uint64(i),
+			Resources: cfg.Resources, Tasks: cfg.Tasks, Attempts: cfg.Attempts, TTL: cfg.TTL,
+			RenewProb: cfg.RenewProb, DropProb: cfg.DropProb, Sink: sc})
+	}
+
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		errMu.Lock()
+		errs = append(errs, err)
+		errMu.Unlock()
+		stop(err)
+	}
+	for _, s := range specs[:cfg.Workers] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := runGoroutineWorker(ctx, s, coord, log, rec, cfg.PauseProb); err != nil {
+				fail(err)
+			}
+		}()
+	}
+	if cfg.Procs > 0 {
+		if err := runProcessWorkers(ctx, cfg, specs[cfg.Workers:], coord, log, rec, dir, run, fail); err != nil {
+			fail(err)
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return out, err
+	}
+	if err := rec.Err(); err != nil {
+		return out, err
+	}
+	out.History = rec.History()
+	out.Report = spec.Check(out.History, spec.Options{Timeout: cfg.CheckTimeout})
+	for _, v := range out.Report.Violations {
+		if !slices.Contains(Expected, v.Invariant) {
+			out.Unexpected = append(out.Unexpected, v)
+		}
+	}
+	out.Stats = stats(out.History)
+	out.Elapsed = time.Since(start)
+	return out, nil
+}
+
+func newWorker(s workerSpec, coord lessor, sink Sink, log eventLog, p pauser) *worker {
+	return &worker{spec: s, rng: rand.New(rand.NewPCG(s.Seed, 1)), coord: coord, sink: sink,
+		log: log, pause: p, done: map[string]bool{}}
+}
+
+// runGoroutineWorker runs a worker in this process, with its own connection
+// to the database; its pauses block it.
+func runGoroutineWorker(ctx context.Context, s workerSpec, coord *Coordinator, log eventLog, rec *history.Recorder, prob float64) error {
+	p := &sleepPauser{id: s.ID, rng: rand.New(rand.NewPCG(s.Seed, 2)), prob: prob, ttl: s.TTL, rec: rec}
+	var pauseErr error
+	s.Sink.Window = func(ctx context.Context) {
+		if err := p.maybePause(ctx, inWindow); err != nil && pauseErr == nil {
+			pauseErr = err
+		}
+	}
+	sink, err := Open(ctx, s.Sink)
+	if err != nil {
+		return err
+	}
+	defer sink.Close()
+	if err := newWorker(s, coord, sink, log, p).run(ctx); err != nil {
+		return err
+	}
+	return pauseErr
+}
+
+// pauseLength draws a pause of 2 to 3 ttls: longer than any lease.
+func pauseLength(rng *rand.Rand, ttl time.Duration) time.Duration {
+	return 2*ttl + time.Duration(rng.Int64N(int64(ttl)+1))
+}
+
+// sleepPauser pauses a goroutine worker by blocking it.
+type sleepPauser struct {
+	id   string
+	rng  *rand.Rand
+	prob float64
+	ttl  time.Duration
+	rec  *history.Recorder
+}
+
+func (p *sleepPauser) maybePause(ctx context.Context, _ string) error {
+	if p.rng.Float64() >= p.prob {
+		return nil
+	}
+	d := pauseLength(p.rng, p.ttl)
+	p.rec.Fault(p.id, history.Pause, history.Value{})
+	defer p.rec.Fault(p.id, history.Resume, history.Value{})
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// localLog records workers' events in the driver's recorder.
+type localLog struct {
+	rec  *history.Recorder
+	mu   sync.Mutex
+	open map[string]*history.Pending
+}
+
+func newLocalLog(rec *history.Recorder) *localLog {
+	return &localLog{rec: rec, open: map[string]*history.Pending{}}
+}
+
+func (l *localLog) invoke(process, f, resource string, v history.Value) error {
+	p := l.rec.Invoke(process, f, resource, v)
+	l.mu.Lock()
+	l.open[process] = p
+	l.mu.Unlock()
+	return l.rec.Err()
+}
+
+func (l *localLog) complete(process string, t history.Type, f, resource string, v history.Value) error {
+	l.mu.Lock()
+	p, ok := l.open[process]
+	delete(l.open, process)
+	l.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s completes %s on %s with nothing open", process, f, resource)
+	}
+	l.rec.Complete(p, t, v)
+	return l.rec.Err()
+}
+
+// proc is a process worker as the driver sees it. Its mutex is held while
+// the process is stopped, so that two pauses never overlap.
+type proc struct {
+	id   string
+	cmd  *exec.Cmd
+	rec  *history.Recorder
+	prob float64
+	ttl  time.Duration
+	rng  *rand.Rand // for pauses the worker asks for; used by one connection
+	mu   sync.Mutex
+	wg   sync.WaitGroup // pauses in progress
+	done chan struct{}  // closed when the process has exited
+}
+
+// maybePause answers a worker at one of its pause points: it may stop the
+// worker with SIGSTOP, then lets it go on with SIGCONT after 2 to 3 ttls. The
+// answer reaches the worker when it is continued.
+func (p *proc) maybePause(ctx context.Context, _ string) error {
+	if p.rng.Float64() >= p.prob {
+		return nil
+	}
+	return p.stop(ctx, pauseLength(p.rng, p.ttl), false)
+}
+
+// stop stops the process for d. With wait it returns once the process is
+// continued; without, it returns at once and a goroutine continues it. It
+// does nothing if the process is already stopped or has exited.
+func (p *proc) stop(ctx context.Context, d time.Duration, wait bool) error {
+	if !p.mu.TryLock() {
+		return nil
+	}
+	select {
+	case <-p.done:
+		p.mu.Unlock()
+		return nil
+	default:
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		p.mu.Unlock()
+		if errors.Is(err, os.ErrProcessDone) {
+			return nil
+		}
+		return fmt.Errorf("stopping worker %s: %w", p.id, err)
+	}
+	p.rec.Fault(p.id, history.Pause, history.Value{})
+	p.wg.Add(1)
+	cont := func() {
+		defer p.wg.Done()
+		defer p.mu.Unlock()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		p.rec.Fault(p.id, history.Resume, history.Value{})
+		// An error means the process is gone: nothing left to continue.
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	if wait {
+		cont()
+	} else {
+		go cont()
+	}
+	return nil
+}
+
+// nemesis stops the process at random instants, every 2 to 8 ttls, until
+// it exits.
+func (p *proc) nemesis(ctx context.Context, rng *rand.Rand) error {
+	for {
+		t := time.NewTimer(2*p.ttl + time.Duration(rng.Int64N(int64(6*p.ttl))))
+		select {
+		case <-p.done:
+			t.Stop()
+			return nil
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		if rng.Float64() < p.prob {
+			if err := p.stop(ctx, pauseLength(rng, p.ttl), true); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// runProcessWorkers starts the process workers, serves them over a unix
+// socket in dir, stops them at random, and waits for them all to exit. On
+// failure or cancellation every worker is killed.
+func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coord *Coordinator,
+	log eventLog, rec *history.Recorder, dir string, run int, fail func(error)) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the worker executable: %w", err)
+	}
+	sock := filepath.Join(dir, fmt.Sprintf("run-%d.sock", run))
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("listening for process workers: %w", err)
+	}
+	srv := &server{ln: ln, coord: coord, log: log, procs: map[string]*proc{}}
+	var procs []*proc
+	var stderr []*bytes.Buffer
+	for _, s := range specs {
+		s.Sink.Window = nil
+		env, err := json.Marshal(processConfig{Socket: sock, Spec: s})
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("encoding worker %s's configuration: %w", s.ID, err)
+		}
+		cmd := exec.CommandContext(ctx, exe)
+		cmd.Env = append(os.Environ(), WorkerEnv+"="+string(env))
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.WaitDelay = time.Second
+		p := &proc{id: s.ID, cmd: cmd, rec: rec, prob: cfg.PauseProb, ttl: cfg.TTL,
+			rng: rand.New(rand.NewPCG(s.Seed, 3)), done: make(chan struct{})}
+		procs, stderr = append(procs, p), append(stderr, &buf)
+		srv.procs[s.ID] = p
+	}
+	go srv.serve(ctx)
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		if err := p.cmd.Start(); err != nil {
+			fail(fmt.Errorf("starting worker %s: %w", p.id, err))
+			close(p.done)
+			continue
+		}
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			err := p.cmd.Wait()
+			close(p.done)
+			if err != nil {
+				fail(fmt.Errorf("worker %s: %w: %s", p.id, err, bytes.TrimSpace(stderr[i].Bytes())))
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if err := p.nemesis(ctx, rand.New(rand.NewPCG(specs[i].Seed, 4))); err != nil {
+				fail(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range procs {
+		p.wg.Wait()
+	}
+	return srv.close()
+}
+
+// stats counts what happened in h.
+func stats(h *history.History) Stats {
+	s := Stats{Events: len(h.Events), Writes: map[string]int{}}
+	type holder struct {
+		process  string
+		released bool
+	}
+	holders := map[string]holder{} // by resource: the last grantee
+	for _, op := range h.Ops() {
+		inv := h.Events[op.Invoke]
+		t := h.Result(op)
+		var v history.Value
+		if op.Complete >= 0 {
+			v = h.Events[op.Complete].Value
+		}
+		switch inv.F {
+		case history.Acquire:
+			if t == history.OK {
+				s.Grants++
+				if last, ok := holders[inv.Resource]; ok && !last.released && last.process != inv.Process {
+					s.Takeovers++
+				}
+				holders[inv.Resource] = holder{process: inv.Process}
+			}
+		case history.Release:
+			if last := holders[inv.Resource]; t == history.OK && last.process == inv.Process {
+				holders[inv.Resource] = holder{process: inv.Process, released: true}
+			}
+		case history.Read:
+			s.Reads++
+		case history.Write:
+			switch t {
+			case history.OK:
+				s.Writes[v.Outcome]++
+			case history.Fail:
+				s.Writes[v.Error]++
+			default:
+				s.Writes["info"]++
+			}
+		}
+	}
+	for _, e := range h.Events {
+		if e.F == history.Pause {
+			s.Pauses++
+		}
+	}
+	return s
+}

@@ -1,0 +1,196 @@
+package realdb
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"fencecheck/history"
+)
+
+var soak = flag.Int("realdb.soak", 0, "runs per database and sink for TestSoak (0: skip it)")
+
+// runConfig is the tests' workload: 4 goroutine workers on 2 resources with
+// 3 tasks each, 20ms leases.
+func runConfig(db, dsn, sink string, runs int, seed uint64) Config {
+	return Config{DB: db, DSN: dsn, Sink: sink, Runs: runs, Seed: seed}
+}
+
+func run(t *testing.T, cfg Config) Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// total adds the runs' stats up.
+func total(res Result) Stats {
+	s := Stats{Writes: map[string]int{}}
+	for _, r := range res.Runs {
+		s.Events += r.Stats.Events
+		s.Grants += r.Stats.Grants
+		s.Takeovers += r.Stats.Takeovers
+		s.Pauses += r.Stats.Pauses
+		s.Reads += r.Stats.Reads
+		for k, n := range r.Stats.Writes {
+			s.Writes[k] += n
+		}
+	}
+	return s
+}
+
+// checkAtomicPasses asserts that no run of the atomic sink violated an
+// invariant beyond Expected, and that the runs did what they are for: pauses,
+// takeovers, stale writes fenced.
+func checkAtomicPasses(t *testing.T, res Result) {
+	t.Helper()
+	for _, r := range res.Runs {
+		if r.Caught() || len(r.Report.Unknown) > 0 {
+			var b bytes.Buffer
+			history.Encode(&b, r.History)
+			t.Fatalf("run %d (seed %d): unexpected %+v, unknown %v\n%s", r.Run, r.Seed, r.Unexpected, r.Report.Unknown, b.String())
+		}
+	}
+	s := total(res)
+	t.Logf("%d runs passed in %v: %+v", len(res.Runs), res.Elapsed.Round(time.Millisecond), s)
+	if s.Pauses == 0 || s.Takeovers == 0 || s.Writes[history.Fenced] == 0 || s.Writes[history.Written] == 0 {
+		t.Fatalf("the runs did not exercise takeovers and stale writes: %+v", s)
+	}
+}
+
+// checkCaught asserts that a run of the check-then-write sink was caught.
+func checkCaught(t *testing.T, res Result) {
+	t.Helper()
+	if res.FirstCaught == 0 {
+		t.Fatalf("check-then-write not caught in %d runs: %+v", len(res.Runs), total(res))
+	}
+	r := res.Runs[res.FirstCaught-1]
+	t.Logf("caught at run %d of %d (seed %d) in %v: %v", res.FirstCaught, len(res.Runs), r.Seed,
+		res.Elapsed.Round(time.Millisecond), r.Unexpected)
+}
+
+func TestAtomicSQLitePasses(t *testing.T) {
+	runs := 20
+	if testing.Short() {
+		runs = 5
+	}
+	checkAtomicPasses(t, run(t, runConfig(SQLite, "", Atomic, runs, 1)))
+}
+
+func TestCheckThenWriteSQLiteCaught(t *testing.T) {
+	cfg := runConfig(SQLite, "", CheckThenWrite, 40, 1)
+	cfg.StopAtFirst = true
+	checkCaught(t, run(t, cfg))
+}
+
+func TestAtomicPostgresPasses(t *testing.T) {
+	runs := 10
+	if testing.Short() {
+		runs = 3
+	}
+	checkAtomicPasses(t, run(t, runConfig(Postgres, needPostgres(t), Atomic, runs, 1)))
+}
+
+func TestCheckThenWritePostgresCaught(t *testing.T) {
+	cfg := runConfig(Postgres, needPostgres(t), CheckThenWrite, 40, 1)
+	cfg.StopAtFirst = true
+	checkCaught(t, run(t, cfg))
+}
+
+// TestProcessWorkers runs workers as separate processes of this test binary,
+// stopped with SIGSTOP and continued with SIGCONT, beside goroutine workers.
+func TestProcessWorkers(t *testing.T) {
+	for _, db := range []string{SQLite, Postgres} {
+		t.Run(db, func(t *testing.T) {
+			dsn := ""
+			if db == Postgres {
+				dsn = needPostgres(t)
+			}
+			cfg := runConfig(db, dsn, Atomic, 3, 7)
+			cfg.Workers, cfg.Procs, cfg.PauseProb = 1, 3, 0.3
+			res := run(t, cfg)
+			checkAtomicPasses(t, res)
+			stopped := 0
+			for _, r := range res.Runs {
+				for _, e := range r.History.Events {
+					if e.F == history.Pause && strings.HasPrefix(e.Process, "p") {
+						stopped++
+					}
+				}
+			}
+			if stopped == 0 {
+				t.Fatal("no process worker was stopped")
+			}
+		})
+	}
+}
+
+// TestRunHistoryIsWellFormed writes a run's history in the format and reads
+// it back.
+func TestRunHistoryIsWellFormed(t *testing.T) {
+	res := run(t, runConfig(SQLite, "", CheckThenWrite, 1, 3))
+	h := res.Runs[0].History
+	var b bytes.Buffer
+	if err := history.Encode(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := history.ReadAll("run", &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Events) != len(h.Events) || got.Header.TimeUnit != "ns" || got.Header.Seed != 3 {
+		t.Fatalf("read back %d events, header %+v", len(got.Events), got.Header)
+	}
+	writes := 0
+	for _, e := range got.Events {
+		if e.F == history.Write && e.Type == history.Invoke {
+			writes++
+			if e.Value.Task == "" {
+				t.Fatalf("write without task: %+v", e)
+			}
+		}
+	}
+	if writes == 0 {
+		t.Fatal("no writes")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{DB: "oracle"},
+		{Sink: "optimistic"},
+		{DB: Postgres},
+		{TTL: time.Microsecond},
+		{Workers: -1},
+	} {
+		if _, err := Run(context.Background(), cfg); err == nil {
+			t.Errorf("Run(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// TestSoak runs many seeds on every database and sink: go test -run Soak
+// -realdb.soak=200 ./realdb.
+func TestSoak(t *testing.T) {
+	if *soak == 0 || testing.Short() {
+		t.Skip("set -realdb.soak=N to soak")
+	}
+	for _, db := range []string{SQLite, Postgres} {
+		dsn := ""
+		if db == Postgres {
+			dsn = needPostgres(t)
+		}
+		atomic := run(t, runConfig(db, dsn, Atomic, *soak, 1000))
+		checkAtomicPasses(t, atomic)
+		ctw := run(t, runConfig(db, dsn, CheckThenWrite, *soak, 1000))
+		t.Logf("%s check-then-write: %d of %d runs caught, first at run %d", db, ctw.Caught, len(ctw.Runs), ctw.FirstCaught)
+		if ctw.Caught == 0 {
+			t.Errorf("%s check-then-write never caught", db)
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package realdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"fencecheck/history"
+)
+
+// lessor is the coordinator as a worker sees it: in process, or over the
+// loopback protocol.
+type lessor interface {
+	Acquire(ctx context.Context, r AcquireRequest) (Grant, error)
+	Renew(ctx context.Context, r LeaseRequest) error
+	Release(ctx context.Context, r LeaseRequest) error
+}
+
+// eventLog is where a worker reports its events: the driver's recorder, in
+// process or over the loopback protocol. Each call returns once the event
+// is recorded.
+type eventLog interface {
+	invoke(process, f, resource string, v history.Value) error
+	complete(process string, t history.Type, f, resource string, v history.Value) error
+}
+
+// pauser pauses a worker, or not, at a point of its loop: a goroutine worker
+// blocks, a process worker asks the driver, which may stop it with SIGSTOP.
+type pauser interface {
+	maybePause(ctx context.Context, where string) error
+}
+
+// Pause points of a worker's loop.
+const (
+	beforeRenew = "before-renew"
+	beforeWrite = "before-write"
+	inWindow    = "window"
+)
+
+// workerSpec is what a worker does; it crosses to process workers as JSON.
+type workerSpec struct {
+	ID          string
+	Incarnation string
+	Seed        uint64
+	Resources   int
+	Tasks       int
+	Attempts    int
+	TTL         time.Duration
+	RenewProb   float64
+	DropProb    float64
+	Sink        SinkConfig
+}
+
+// worker runs one worker's loop against a coordinator and a sink.
+type worker struct {
+	spec  workerSpec
+	rng   *rand.Rand
+	coord lessor
+	sink  Sink
+	log   eventLog
+	pause pauser
+	done  map[string]bool // resources whose tasks this worker saw all written
+}
+
+func resourceName(i int) string { return fmt.Sprintf("job-%d", i+1) }
+
+func taskName(resource string, k int) string { return fmt.Sprintf("%s/task-%d", resource, k+1) }
+
+// run makes spec.Attempts attempts, or fewer when it has seen every task
+// done. An error is a failure of the machinery (database, protocol,
+// recorder), not of the protocol under test.
+func (w *worker) run(ctx context.Context) error {
+	for attempt := 0; attempt < w.spec.Attempts && len(w.done) < w.spec.Resources; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		resource := resourceName(w.rng.IntN(w.spec.Resources))
+		if w.done[resource] {
+			continue
+		}
+		if err := w.attempt(ctx, resource, fmt.Sprintf("%s-%d", w.spec.ID, attempt)); err != nil {
+			return fmt.Errorf("worker %s, attempt %d on %s: %w", w.spec.ID, attempt, resource, err)
+		}
+	}
+	return nil
+}
+
+// attempt acquires the resource, finds its first task without a result,
+// computes and writes that result with its token, and releases.
+func (w *worker) attempt(ctx context.Context, resource, requestID string) error {
+	grant, err := w.acquire(ctx, resource, requestID)
+	if errors.Is(err, ErrHeld) {
+		return w.backoff(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	lease := LeaseRequest{Resource: resource, Owner: w.spec.ID, Incarnation: w.spec.Incarnation,
+		Token: grant.Token, TTL: w.spec.TTL}
+	task := ""
+	for k := 0; k < w.spec.Tasks && task == ""; k++ {
+		present, err := w.read(ctx, resource, taskName(resource, k))
+		if err != nil {
+			return err
+		}
+		if !present {
+			task = taskName(resource, k)
+		}
+	}
+	if task == "" {
+		w.done[resource] = true
+		return w.release(ctx, lease)
+	}
+	// The computation: its result depends on who computed it, as a real
+	// result may (a timestamp, a random choice), so a stale result differs.
+	payload := fmt.Sprintf("%s by %s #%d", task, w.spec.ID, w.rng.Uint32()%1000)
+	if err := w.pause.maybePause(ctx, beforeRenew); err != nil {
+		return err
+	}
+	if w.rng.Float64() < w.spec.RenewProb {
+		err := w.renew(ctx, lease)
+		if errors.Is(err, ErrExpired) || errors.Is(err, ErrNotHolder) {
+			return nil // the lease is lost: give up the task
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := w.pause.maybePause(ctx, beforeWrite); err != nil {
+		return err
+	}
+	if err := w.write(ctx, resource, grant.Token, task, payload); err != nil {
+		return err
+	}
+	return w.release(ctx, lease)
+}
+
+// backoff waits a quarter to a half of a ttl before the next attempt.
+func (w *worker) backoff(ctx context.Context) error {
+	d := w.spec.TTL/4 + time.Duration(w.rng.Int64N(int64(w.spec.TTL/4)+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call records the invocation, runs op, and records its completion: ok, fail
+// for a protocol error, info for anything else.
+func (w *worker) call(f, resource string, in history.Value, op func() (history.Value, error)) error {
+	if err := w.log.invoke(w.spec.ID, f, resource, in); err != nil {
+		return err
+	}
+	out, err := op()
+	t := history.OK
+	var rej rejected
+	switch {
+	case errors.Is(err, ErrHeld), errors.Is(err, ErrExpired), errors.Is(err, ErrNotHolder), errors.As(err, &rej):
+		t, out = history.Fail, history.Value{Error: err.Error()}
+	case err != nil:
+		t, out = history.Info, history.Value{Error: err.Error()}
+	}
+	if lerr := w.log.complete(w.spec.ID, t, f, resource, out); lerr != nil {
+		return lerr
+	}
+	return err
+}
+
+// acquire asks for the lease. Sometimes it plays a lost reply: it records
+// the answer as unknown and asks again with the same request id.
+func (w *worker) acquire(ctx context.Context, resource, requestID string) (Grant, error) {
+	req := AcquireRequest{Resource: resource, Owner: w.spec.ID, Incarnation: w.spec.Incarnation,
+		RequestID: requestID, TTL: w.spec.TTL}
+	in := history.Value{Owner: req.Owner, Incarnation: req.Incarnation, RequestID: requestID, TTL: int64(req.TTL)}
+	drop := w.rng.Float64() < w.spec.DropProb
+	var g Grant
+	err := w.call(history.Acquire, resource, in, func() (history.Value, error) {
+		var err error
+		g, err = w.coord.Acquire(ctx, req)
+		if err == nil && drop {
+			err = errLostReply
+		}
+		return history.Value{Token: g.Token, TTL: int64(g.TTL)}, err
+	})
+	if errors.Is(err, errLostReply) {
+		return w.acquire(ctx, resource, requestID) // drop is drawn again: a retry may be lost too
+	}
+	return g, err
+}
+
+// errLostReply stands for a reply lost on the way back.
+var errLostReply = errors.New("reply lost")
+
+func (w *worker) renew(ctx context.Context, l LeaseRequest) error {
+	in := history.Value{Owner: l.Owner, Incarnation: l.Incarnation, Token: l.Token, TTL: int64(l.TTL)}
+	return w.call(history.Renew, l.Resource, in, func() (history.Value, error) {
+		return history.Value{}, w.coord.Renew(ctx, l)
+	})
+}
+
+// release gives the lease back; a lease already lost is no error of the
+// worker's.
+func (w *worker) release(ctx context.Context, l LeaseRequest) error {
+	in := history.Value{Owner: l.Owner, Incarnation: l.Incarnation, Token: l.Token}
+	err := w.call(history.Release, l.Resource, in, func() (history.Value, error) {
+		return history.Value{}, w.coord.Release(ctx, l)
+	})
+	if errors.Is(err, ErrNotHolder) {
+		return nil
+	}
+	return err
+}
+
+func (w *worker) read(ctx context.Context, resource, resultID string) (bool, error) {
+	var found bool
+	err := w.call(history.Read, resource, history.Value{ResultID: resultID}, func() (history.Value, error) {
+		payload, ok, err := w.sink.Read(ctx, resource, resultID)
+		found = ok
+		return history.Value{Payload: payload, HasPayload: ok}, err
+	})
+	return found, err
+}
+
+func (w *worker) write(ctx context.Context, resource string, token int64, task, payload string) error {
+	in := history.Value{Token: token, ResultID: task, Payload: payload, HasPayload: true, Task: task}
+	err := w.call(history.Write, resource, in, func() (history.Value, error) {
+		out, err := w.sink.Write(ctx, resource, token, task, payload, task)
+		switch {
+		case err != nil:
+			return history.Value{}, err
+		case out.Accepted():
+			return history.Value{Outcome: string(out)}, nil
+		}
+		return history.Value{}, rejected(out)
+	})
+	var rej rejected
+	if errors.As(err, &rej) {
+		return nil // fenced or conflict: the sink did its job
+	}
+	return err
+}
+
+// rejected is a write the sink refused: a fail with the outcome as error.
+type rejected Outcome
+
+func (r rejected) Error() string { return string(r) }
