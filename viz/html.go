@@ -26,7 +26,7 @@ func HTML(w io.Writer, h *history.History, opt Options) error {
 
 // Geometry of the timeline, in pixels.
 const (
-	axisW    = 90 // event index and time
+	axisMin  = 90 // the axis (event index and time), at least
 	laneW    = 220
 	tagW     = 130 // violation tags, right of the lanes
 	headH    = 46
@@ -81,6 +81,7 @@ type page struct {
 type timeline struct {
 	s              *scene
 	lo, hi         int
+	axisW          int   // wide enough for the longest time label
 	top            []int // top y of row i is top[i-lo]
 	bottom, height int
 	bg, mid, fg    []shape
@@ -163,6 +164,11 @@ func (t *timeline) window(max int) {
 func (t *timeline) time(i int) int64 { return t.s.h.Events[i].Time }
 
 func (t *timeline) layout() {
+	t.axisW = axisMin
+	if t.hi > t.lo {
+		// "#index" on the left, "t=time" on the right, ~7px a character.
+		t.axisW = max(axisMin, 7*(len(strconv.Itoa(t.hi-1))+len(itoa(t.time(t.hi-1))))+48)
+	}
 	y := padTop
 	for i := t.lo; i < t.hi; i++ {
 		if i > t.lo {
@@ -209,10 +215,10 @@ func (t *timeline) timeY(tm int64) (int, bool) {
 	return gapTop + int(frac*float64(t.top[k]-gapTop)), true
 }
 
-func laneX(l int) int    { return axisW + l*laneW }
-func lifeline(l int) int { return laneX(l) + lifeX }
+func (t *timeline) laneX(l int) int    { return t.axisW + l*laneW }
+func (t *timeline) lifeline(l int) int { return t.laneX(l) + lifeX }
 
-func (t *timeline) width() int { return axisW + len(t.s.lanes)*laneW + tagW }
+func (t *timeline) width() int { return t.axisW + len(t.s.lanes)*laneW + tagW }
 
 // cut shortens a label to maxLabel runes.
 func cut(s string) string {
@@ -249,13 +255,13 @@ func (t *timeline) head() []shape {
 	sh := []shape{
 		{K: "rect", X: 0, Y: 0, W: t.width(), H: headH, Class: "headbg"},
 		{K: "text", X: 8, Y: 20, Class: "hname", Text: "#"},
-		{K: "text", X: axisW - 10, Y: 20, Class: "hname end", Text: "time"},
-		{K: "text", X: axisW - 10, Y: 36, Class: "hkind end", Text: t.s.h.Header.TimeUnit},
-		{K: "text", X: laneX(len(t.s.lanes)) + 12, Y: 20, Class: "hname", Text: "violated"},
+		{K: "text", X: t.axisW - 10, Y: 20, Class: "hname end", Text: "time"},
+		{K: "text", X: t.axisW - 10, Y: 36, Class: "hkind end", Text: t.s.h.Header.TimeUnit},
+		{K: "text", X: t.laneX(len(t.s.lanes)) + 12, Y: 20, Class: "hname", Text: "violated"},
 	}
 	kinds := map[laneKind]string{coordinatorLane: "coordinator", workerLane: "process", sinkLane: "fenced sink", nemesisLane: "faults"}
 	for i, l := range t.s.lanes {
-		x := laneX(i)
+		x := t.laneX(i)
 		sh = append(sh,
 			shape{K: "rect", X: x + 6, Y: 8, W: 6, H: 30, Class: "hacc k" + strconv.Itoa(int(l.kind))},
 			shape{K: "text", X: x + 20, Y: 21, Class: "hname", Text: cut(l.name), Title: l.name},
@@ -268,9 +274,9 @@ func (t *timeline) drawRows() {
 	w := t.width()
 	for i := range t.s.lanes {
 		if i%2 == 1 {
-			t.bg = append(t.bg, shape{K: "rect", X: laneX(i), Y: 0, W: laneW, H: t.height, Class: "lanealt"})
+			t.bg = append(t.bg, shape{K: "rect", X: t.laneX(i), Y: 0, W: laneW, H: t.height, Class: "lanealt"})
 		}
-		t.bg = append(t.bg, shape{K: "line", X: lifeline(i), Y: 0, X2: lifeline(i), Y2: t.height, Class: "life"})
+		t.bg = append(t.bg, shape{K: "line", X: t.lifeline(i), Y: 0, X2: t.lifeline(i), Y2: t.height, Class: "life"})
 	}
 	for i := t.lo; i < t.hi; i++ {
 		y := t.top[i-t.lo]
@@ -280,16 +286,16 @@ func (t *timeline) drawRows() {
 				gy := (t.top[i-t.lo-1] + rowH + y) / 2
 				t.bg = append(t.bg, shape{K: "line", X: 0, Y: gy, X2: w, Y2: gy, Class: "tgrid"})
 				if d := t.time(i) - t.time(i-1); d > 1 {
-					t.txt = append(t.txt, shape{K: "text", X: axisW / 2, Y: gy + 4, Class: "lbl gap mid", Text: "+" + itoa(d)})
+					t.txt = append(t.txt, shape{K: "text", X: t.axisW / 2, Y: gy + 4, Class: "lbl gap mid", Text: "+" + itoa(d)})
 				}
 			}
-			t.txt = append(t.txt, shape{K: "text", X: axisW - 10, Y: mid + 4, Class: "time end", Text: "t=" + itoa(t.time(i))})
+			t.txt = append(t.txt, shape{K: "text", X: t.axisW - 10, Y: mid + 4, Class: "time end", Text: "t=" + itoa(t.time(i))})
 		}
 		t.txt = append(t.txt, shape{K: "text", X: 8, Y: mid + 4, Class: "idx", Text: "#" + strconv.Itoa(i)})
 		if names := t.s.violationNames(i); len(names) > 0 {
 			viol := strings.Join(names, " ")
 			t.bg = append(t.bg, shape{K: "rect", X: 0, Y: y, W: w, H: rowH, Class: "hlrow", Viol: viol, Event: strconv.Itoa(i)})
-			tx := laneX(len(t.s.lanes))
+			tx := t.laneX(len(t.s.lanes))
 			t.fg = append(t.fg, shape{K: "path", D: "M" + strconv.Itoa(tx+8) + " " + strconv.Itoa(mid) + "l8 -6v12z", Class: "vtagmark"})
 			t.txt = append(t.txt, shape{K: "text", X: tx + 20, Y: mid + 4, Class: "vtag", Text: cut(strings.Join(names, ", ")), Title: t.eventTitle(i)})
 		}
@@ -310,7 +316,7 @@ func (t *timeline) drawSpans() {
 		} else {
 			title += " to the end"
 		}
-		t.bg = append(t.bg, shape{K: "rect", X: laneX(sp.lane) + 4, Y: y1, W: laneW - 8, H: y2 - y1, Class: "span " + sp.kind, Title: title})
+		t.bg = append(t.bg, shape{K: "rect", X: t.laneX(sp.lane) + 4, Y: y1, W: laneW - 8, H: y2 - y1, Class: "span " + sp.kind, Title: title})
 	}
 }
 
@@ -320,7 +326,7 @@ func (t *timeline) drawLeases() {
 			continue
 		}
 		y1 := t.rowMid(ls.from)
-		x := lifeline(ls.lane) - 18
+		x := t.lifeline(ls.lane) - 18
 		name := "lease token=" + itoa(ls.token)
 		if t.s.multiRes {
 			name += " @" + ls.resource
@@ -340,8 +346,8 @@ func (t *timeline) drawLeases() {
 		}
 		t.mid = append(t.mid,
 			shape{K: "rect", X: x, Y: y1, W: 6, H: y2 - y1, Class: cls, Title: title},
-			shape{K: "line", X: x - 6, Y: y2, X2: laneX(ls.lane) + laneW - 6, Y2: y2, Class: "deadline"})
-		t.txt = append(t.txt, shape{K: "text", X: laneX(ls.lane) + laneW - 8, Y: y2 - 4, Class: "dl end", Text: label, Title: title})
+			shape{K: "line", X: x - 6, Y: y2, X2: t.laneX(ls.lane) + laneW - 6, Y2: y2, Class: "deadline"})
+		t.txt = append(t.txt, shape{K: "text", X: t.laneX(ls.lane) + laneW - 8, Y: y2 - 4, Class: "dl end", Text: label, Title: title})
 	}
 }
 
@@ -364,7 +370,7 @@ func (t *timeline) drawOps() {
 		if comp == nil {
 			y2 = t.bottom
 		}
-		x := lifeline(o.lane)
+		x := t.lifeline(o.lane)
 		title := t.s.invokeLabel(inv) + "  ⇒  " + t.s.resultLabel(inv, comp)
 		viol := t.markClass(o.inv)
 		if viol == "" && comp != nil {
@@ -380,7 +386,7 @@ func (t *timeline) drawOps() {
 			}
 			t.txt = append(t.txt, shape{K: "text", X: x + 10, Y: y1 - above, Class: "lbl t-inv", Text: cut(label), Title: label})
 			if o.server >= 0 {
-				t.mid = append(t.mid, arrow(x, lifeline(o.server), y1, "req"))
+				t.mid = append(t.mid, arrow(x, t.lifeline(o.server), y1, "req"))
 			}
 		}
 		if comp == nil {
@@ -392,7 +398,7 @@ func (t *timeline) drawOps() {
 		label := t.s.resultLabel(inv, comp)
 		t.txt = append(t.txt, shape{K: "text", X: x + 10, Y: y2 - above, Class: "lbl t-" + res, Text: cut(label), Title: label})
 		if o.server >= 0 {
-			sx := lifeline(o.server)
+			sx := t.lifeline(o.server)
 			t.mid = append(t.mid, arrow(sx, x, y2, res))
 			t.fg = append(t.fg, shape{K: "rect", X: sx - 4, Y: y2 - 4, W: 8, H: 8, Class: "srv " + res + t.markClass(o.comp), Title: t.eventTitle(o.comp)})
 			sl := t.s.serverLabel(inv, comp)
@@ -433,7 +439,7 @@ func (t *timeline) drawFaults() {
 		title := t.eventTitle(m.ev)
 		viol := t.markClass(m.ev)
 		marker := func(l int, label string) {
-			x := lifeline(l)
+			x := t.lifeline(l)
 			if viol != "" {
 				t.fg = append(t.fg, shape{K: "circle", X: x, Y: y, W: 11, Class: "vring viol"})
 			}
@@ -442,9 +448,9 @@ func (t *timeline) drawFaults() {
 		}
 		marker(m.lane, faultLabel(e, true))
 		// The event's anchor: an invisible hit area carrying its index.
-		t.fg = append(t.fg, shape{K: "circle", X: lifeline(m.lane), Y: y, W: 8, Class: "hit", ID: "ev-" + strconv.Itoa(m.ev), Event: strconv.Itoa(m.ev), Title: title})
+		t.fg = append(t.fg, shape{K: "circle", X: t.lifeline(m.lane), Y: y, W: 8, Class: "hit", ID: "ev-" + strconv.Itoa(m.ev), Event: strconv.Itoa(m.ev), Title: title})
 		if m.target >= 0 {
-			t.mid = append(t.mid, arrow(lifeline(m.lane), lifeline(m.target), y, "nem"))
+			t.mid = append(t.mid, arrow(t.lifeline(m.lane), t.lifeline(m.target), y, "nem"))
 			marker(m.target, faultLabel(e, false))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -315,5 +316,19 @@ func TestNemesisTargetGetsLane(t *testing.T) {
 	}
 	if !strings.Contains(page, `class="span pause"`) || !strings.Contains(page, `class="span crash"`) || !strings.Contains(page, "<b>1</b> processes") {
 		t.Error("the nemesis's targets are not drawn")
+	}
+}
+
+func TestHTMLWideTimes(t *testing.T) {
+	h, err := history.ReadAll("x", strings.NewReader(`{"time":1700000000123456789,"process":"w1","type":"info","f":"pause"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<text x="(\d+)" y="\d+" class="time end">t=1700000000123456789</text>`).FindStringSubmatch(render(t, h, Options{}))
+	if m == nil {
+		t.Fatal("no time label")
+	}
+	if x, _ := strconv.Atoi(m[1]); x < 7*len("t=1700000000123456789")+20 {
+		t.Errorf("time label ends at x=%d: it overlaps the event index", x)
 	}
 }
