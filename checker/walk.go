@@ -9,7 +9,8 @@ import (
 	"fencecheck/spec"
 )
 
-// Chooser returns a number in [0, n): the random source of a walk.
+// Chooser returns a number in [0, n), the random source of a walk, or a
+// negative number to end the walk there.
 type Chooser func(n int) int
 
 // weight biases a walk towards protocol progress: faults are enabled in
@@ -21,16 +22,20 @@ var weight = [...]int{
 	model.Pause: 1, model.Resume: 3, model.Crash: 1, model.Restart: 1, model.SetClock: 1,
 }
 
-// pick chooses one of the enabled actions by weight.
-func pick(acts []model.Action, choose Chooser) model.Action {
+// pick chooses one of the enabled actions by weight; false when the
+// chooser ends the walk.
+func pick(acts []model.Action, choose Chooser) (model.Action, bool) {
 	total := 0
 	for _, a := range acts {
 		total += weight[a.Kind]
 	}
 	n := choose(total)
+	if n < 0 {
+		return model.Action{}, false
+	}
 	for _, a := range acts {
 		if n -= weight[a.Kind]; n < 0 {
-			return a
+			return a, true
 		}
 	}
 	panic("checker: chooser out of range")
@@ -45,8 +50,12 @@ func Walk(m *model.Machine, steps int, choose Chooser, stop spec.Set) (*model.Ru
 	var buf []model.Action
 	for i := 0; i < steps; i++ {
 		buf = m.Enabled(&run.State, buf[:0])
+		a, ok := pick(buf, choose)
+		if !ok {
+			break
+		}
 		prev := run.State
-		f := run.Do(pick(buf, choose))
+		f := run.Do(a)
 		v := spec.Judge(m, &prev, f, &run.State)
 		violated |= v
 		if v&stop != 0 {

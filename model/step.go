@@ -66,6 +66,10 @@ func (st *stepper) do(a Action) {
 	w := a.Worker
 	wk := &s.Workers[w]
 	switch a.Kind {
+	case Acquire, Renew, Release, Write, Forge, Read:
+		st.forget(w) // a new operation: replies to earlier ones no longer count
+	}
+	switch a.Kind {
 	case Tick:
 		st.tick()
 	case Acquire:
@@ -182,6 +186,13 @@ func (st *stepper) giveUp(w uint8) {
 		st.emit(Process(w), history.Info, opName[wk.Pending], wk.Res, nil)
 		wk.Pending = OpNone
 	}
+	st.forget(w)
+}
+
+// forget marks worker w's messages in flight as no longer live: their
+// requests still reach their servers, but the worker ignores the replies.
+func (st *stepper) forget(w uint8) {
+	s := st.s
 	for i := 0; i < int(s.NMsgs); i++ {
 		if s.Msgs[i].Worker == w && s.Msgs[i].Kind != AdvanceReq {
 			s.Msgs[i].Live = false

@@ -1,0 +1,79 @@
+package checker
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// SearchOptions bound a randomized search.
+type SearchOptions struct {
+	Seed  uint64 // the search's seed; run i uses a seed derived from it
+	Runs  int    // runs to try
+	Steps int    // actions per run
+	// Stop is the set of invariants whose violation ends the search (and is
+	// shrunk). Zero means every invariant.
+	Stop spec.Set
+	// Progress, when set, is called after every run.
+	Progress func(done int)
+}
+
+// Found is a violation found by a search, shrunk.
+type Found struct {
+	Invariant string
+	Seed      uint64 // the run's own seed
+	Run       *model.Run
+}
+
+// RunSeed is the seed of run i of a search seeded with seed.
+func RunSeed(seed uint64, i int) uint64 {
+	r := rand.New(rand.NewPCG(seed, uint64(i)))
+	return r.Uint64()
+}
+
+// RandomRun is one seeded random run: the same seed always gives the same
+// run, byte for byte.
+func RandomRun(m *model.Machine, seed uint64, steps int, stop spec.Set) (*model.Run, spec.Set) {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	return Walk(m, steps, func(n int) int { return r.IntN(n) }, stop)
+}
+
+// Violations returns every invariant a run violates: judged on its states
+// (already known: judged) and checked on its history.
+func Violations(run *model.Run, judged spec.Set) spec.Set {
+	h := run.History("", 0, nil, "")
+	rep := spec.Check(h, spec.Options{})
+	for _, v := range rep.Violations {
+		judged |= spec.SetOf(v.Invariant)
+	}
+	return judged
+}
+
+// Search runs seeded random runs until one violates an invariant in
+// opt.Stop, then shrinks it. It returns nil when the budget ends first, or
+// ctx is done.
+func Search(ctx context.Context, m *model.Machine, opt SearchOptions) *Found {
+	stop := opt.Stop
+	if stop == 0 {
+		stop = ^spec.Set(0)
+	}
+	for i := 0; i < opt.Runs; i++ {
+		if ctx.Err() != nil {
+			return nil
+		}
+		seed := RunSeed(opt.Seed, i)
+		run, judged := RandomRun(m, seed, opt.Steps, stop)
+		v := Violations(run, judged) & stop
+		if opt.Progress != nil {
+			opt.Progress(i + 1)
+		}
+		if v == 0 {
+			continue
+		}
+		inv := v.IDs()[0]
+		return &Found{Invariant: inv, Seed: seed, Run: Shrink(m, run.Actions, inv)}
+	}
+	return nil
+}

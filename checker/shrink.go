@@ -1,0 +1,66 @@
+package checker
+
+import (
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// Lenient re-executes a trace, skipping every action that is not enabled
+// when its turn comes (the message it delivers was never sent, say). It is
+// what shrinking replays: removing an operation's request removes its
+// deliveries and reply with it.
+func Lenient(m *model.Machine, acts []model.Action) (*model.Run, spec.Set) {
+	run := model.NewRun(m)
+	var judged spec.Set
+	for _, a := range acts {
+		if !m.IsEnabled(&run.State, a) {
+			continue
+		}
+		prev := run.State
+		f := run.Do(a)
+		judged |= spec.Judge(m, &prev, f, &run.State)
+	}
+	return run, judged
+}
+
+// reproduces reports whether acts still violate inv, and the run that shows it.
+func reproduces(m *model.Machine, acts []model.Action, inv string) (*model.Run, bool) {
+	run, judged := Lenient(m, acts)
+	return run, Violations(run, judged).Has(inv)
+}
+
+// Shrink minimises a trace that violates inv: it removes chunks of actions
+// (delta debugging) and then single actions until removing any one action
+// no longer reproduces the violation (1-minimal). Removing the action that
+// starts an operation removes its completion too (see Lenient), so the
+// result is 1-minimal in operations as well. It returns the shrunk run.
+func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
+	run, ok := reproduces(m, acts, inv)
+	if !ok {
+		return run // not reproducible: nothing to shrink
+	}
+	acts = run.Actions // only the actions that ran
+	for chunk := len(acts) / 2; chunk >= 1; chunk /= 2 {
+		for start := 0; start+chunk <= len(acts); {
+			cand := append(append([]model.Action(nil), acts[:start]...), acts[start+chunk:]...)
+			if r, ok := reproduces(m, cand, inv); ok {
+				run, acts = r, r.Actions
+				continue
+			}
+			start += chunk
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := len(acts) - 1; i >= 0; i-- {
+			cand := append(append([]model.Action(nil), acts[:i]...), acts[i+1:]...)
+			if r, ok := reproduces(m, cand, inv); ok {
+				run, acts, changed = r, r.Actions, true
+				if i > len(acts) {
+					i = len(acts)
+				}
+			}
+		}
+	}
+	return run
+}
