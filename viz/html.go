@@ -218,7 +218,15 @@ func (t *timeline) timeY(tm int64) (int, bool) {
 func (t *timeline) laneX(l int) int    { return t.axisW + l*laneW }
 func (t *timeline) lifeline(l int) int { return t.laneX(l) + lifeX }
 
-func (t *timeline) width() int { return t.axisW + len(t.s.lanes)*laneW + tagW }
+// width is the timeline's width: the axis, the lanes and, when there are
+// violations, the column that names them.
+func (t *timeline) width() int {
+	w := t.axisW + len(t.s.lanes)*laneW
+	if len(t.s.violations) > 0 {
+		w += tagW
+	}
+	return w
+}
 
 // cut shortens a label to maxLabel runes.
 func cut(s string) string {
@@ -257,7 +265,9 @@ func (t *timeline) head() []shape {
 		{K: "text", X: 8, Y: 20, Class: "hname", Text: "#"},
 		{K: "text", X: t.axisW - 10, Y: 20, Class: "hname end", Text: "time"},
 		{K: "text", X: t.axisW - 10, Y: 36, Class: "hkind end", Text: t.s.h.Header.TimeUnit},
-		{K: "text", X: t.laneX(len(t.s.lanes)) + 12, Y: 20, Class: "hname", Text: "violated"},
+	}
+	if len(t.s.violations) > 0 {
+		sh = append(sh, shape{K: "text", X: t.laneX(len(t.s.lanes)) + 12, Y: 20, Class: "hname", Text: "violated"})
 	}
 	kinds := map[laneKind]string{coordinatorLane: "coordinator", workerLane: "process", sinkLane: "fenced sink", nemesisLane: "faults"}
 	for i, l := range t.s.lanes {
