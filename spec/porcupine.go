@@ -36,8 +36,9 @@ type SinkOutput struct {
 	// Token is the fence an advance returned, or the token an acquire
 	// granted.
 	Token int64
-	// Outcome is a write's outcome: history.Written or history.Replayed.
-	// Failed operations are not given to the models (see SinkOperations).
+	// Outcome is a write's outcome, history.Written or history.Replayed;
+	// the models accept either (see SinkModel). Failed operations are not
+	// given to the models (see SinkOperations).
 	Outcome string
 	// Payload and HasPayload are what a read returned (HasPayload false:
 	// null, the result is absent).
@@ -204,9 +205,12 @@ func sinkModel(partial bool, grantOp string) porcupine.Model {
 // FencedSink, one per resource (Partition splits operations by
 // SinkInput.Resource): advance sets the fence to the value it returns, which
 // must exceed the old fence; write(token, resultId, payload) is accepted only
-// if token == fence, and then is written when the id is absent (storing the
-// payload) and replayed when the id holds the same payload (a different
-// payload is a conflict, a failure); read returns the stored payload or null.
+// if token == fence, and then stores the payload when the id is absent and
+// accepts it again when the id holds the same payload (a different payload is
+// a conflict, a failure); read returns the stored payload or null. The
+// outcomes written and replayed are not told apart: when the network
+// duplicates a write, the copy that took effect and the copy whose reply the
+// client saw can differ.
 //
 // An operation with an unknown outcome (Known false) may take effect or not:
 // its Step always succeeds and applies the effect if the state allows it (not
@@ -352,8 +356,11 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 	known := func(i int) bool {
 		return c.ops[i].res == history.OK && c.ops[i].end <= cut
 	}
-	// An info write can only help explain a later read of its payload or a
-	// replay of it; when there is none, leaving it out loses nothing.
+	// The effect of an info write (the id now holds its payload, the fence
+	// is its token) can only help explain a read that returned that payload:
+	// every other operation accepts the states without it as well. When no
+	// such read exists, leaving the write out (the same as linearizing it
+	// last) loses no linearization.
 	type idPayload struct{ id, payload string }
 	seen := map[idPayload]bool{}
 	granted := map[reqKey]bool{}
@@ -364,8 +371,6 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 		switch {
 		case o.kind == kRead && c.out(i).HasPayload:
 			seen[idPayload{c.in(i).ResultID, c.out(i).Payload}] = true
-		case o.kind == kWrite && c.out(i).Outcome == history.Replayed:
-			seen[idPayload{c.in(i).ResultID, c.in(i).Payload}] = true
 		case o.kind == kAcquire:
 			granted[c.reqKeyOf(i)] = true
 		}
