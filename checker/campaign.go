@@ -1,0 +1,123 @@
+package checker
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// CampaignOptions set the budget of a campaign.
+type CampaignOptions struct {
+	Config model.Config
+	Seed   uint64
+	Runs   int // random runs per variant
+	Steps  int // actions per run
+	// Parallel is how many variants are searched at once (0: GOMAXPROCS).
+	Parallel int
+	// Progress, when set, is called from the searching goroutines after
+	// every 100 runs and at the end of each variant's search.
+	Progress func(variant string, done, total int)
+}
+
+// DefaultCampaign is the budget of `explore` with no flags.
+func DefaultCampaign() CampaignOptions {
+	return CampaignOptions{Config: model.DefaultConfig(), Seed: 1, Runs: 3000, Steps: 100}
+}
+
+// Finding is one invariant a variant was found to violate.
+type Finding struct {
+	Invariant string
+	// Run is the shrunk (1-minimal) counterexample.
+	Run *model.Run
+	// FirstRun is the index of the first run that violated it, and After the
+	// search time it took to get there.
+	FirstRun int
+	After    time.Duration
+}
+
+// VariantResult is the campaign's verdict on one variant.
+type VariantResult struct {
+	Variant  spec.Variant
+	Violated spec.Set
+	Findings []Finding // in the order of spec.Invariants
+	Runs     int
+	Elapsed  time.Duration
+}
+
+// Expected reports whether the verdict is the one the variant expects.
+func (r *VariantResult) Expected() bool { return r.Variant.Expect.Matches(r.Violated) }
+
+// Finding returns the finding for invariant id, or nil.
+func (r *VariantResult) Finding(id string) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Invariant == id {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+// Campaign searches every variant against every invariant: each variant gets
+// the same seeded random runs, every run is judged on its states and its
+// history is checked (invariants and porcupine), and the first run violating
+// each invariant is shrunk to a 1-minimal counterexample. Results come back
+// in the order of variants, the same for the same options whatever the
+// parallelism.
+func Campaign(ctx context.Context, variants []spec.Variant, opt CampaignOptions) ([]VariantResult, error) {
+	if err := opt.Config.Validate(); err != nil {
+		return nil, err
+	}
+	par := opt.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	out := make([]VariantResult, len(variants))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, v := range variants {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i] = searchVariant(ctx, v, opt)
+		}()
+	}
+	wg.Wait()
+	return out, ctx.Err()
+}
+
+func searchVariant(ctx context.Context, v spec.Variant, opt CampaignOptions) VariantResult {
+	m := &model.Machine{Config: opt.Config, Protocol: v.Protocol}
+	res := VariantResult{Variant: v}
+	start := time.Now()
+	first := map[string]Finding{}
+	traces := map[string][]model.Action{}
+	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
+		run, judged := RandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
+		viol := Violations(run, judged)
+		for _, id := range (viol &^ res.Violated).IDs() {
+			first[id] = Finding{Invariant: id, FirstRun: i, After: time.Since(start)}
+			traces[id] = run.Actions
+		}
+		res.Violated |= viol
+		res.Runs = i + 1
+		if opt.Progress != nil && (i+1)%100 == 0 {
+			opt.Progress(v.Name, i+1, opt.Runs)
+		}
+	}
+	for _, id := range res.Violated.IDs() {
+		f := first[id]
+		f.Run = Shrink(m, traces[id], id)
+		res.Findings = append(res.Findings, f)
+	}
+	res.Elapsed = time.Since(start)
+	if opt.Progress != nil {
+		opt.Progress(v.Name, res.Runs, opt.Runs)
+	}
+	return res
+}
