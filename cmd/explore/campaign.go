@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"fencecheck/checker"
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// configFlags registers the model bounds a verb can override.
+func configFlags(fs interface {
+	IntVar(*int, string, int, string)
+}, c *model.Config) {
+	fs.IntVar(&c.Workers, "workers", c.Workers, "worker processes (2..4)")
+	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (tasks), each with its own lease and fence (1..3)")
+	fs.IntVar(&c.TTL, "ttl", c.TTL, "lease length in ticks")
+}
+
+func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, jsonOut := flags("campaign", "[flags]", "Search every built-in variant against every invariant; print the verdict matrix; write each counterexample (history + HTML) under --out.", stdout)
+	opt := checker.DefaultCampaign()
+	configFlags(fs, &opt.Config)
+	fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of the search")
+	fs.IntVar(&opt.Runs, "runs", opt.Runs, "random runs per variant")
+	fs.IntVar(&opt.Steps, "steps", opt.Steps, "actions per run")
+	out := fs.String("out", "explore-out", "folder for counterexamples")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	if err := opt.Config.Validate(); err != nil {
+		return 0, usageError{err}
+	}
+	show := progress(isTerminal(os.Stderr) && !*jsonOut)
+	start := time.Now()
+	opt.Progress = func(v string, done, total int) {
+		show("%-20s %5d/%d runs  %s", v, done, total, time.Since(start).Round(time.Second))
+	}
+	results, err := checker.Campaign(ctx, spec.Variants, opt)
+	show("")
+	if err != nil {
+		return 0, err
+	}
+	code := exitOK
+	type cell struct {
+		Invariant string `json:"invariant"`
+		Verdict   string `json:"verdict"`
+		Expected  bool   `json:"expected"`
+		Ops       int    `json:"shortestOps,omitempty"`
+		File      string `json:"file,omitempty"`
+	}
+	type row struct {
+		Variant  string `json:"variant"`
+		Expected bool   `json:"expected"`
+		Problem  string `json:"problem,omitempty"`
+		Runs     int    `json:"runs"`
+		Cells    []cell `json:"cells"`
+	}
+	var rows []row
+	for _, r := range results {
+		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Variant.Expect.Unexpected(r.Violated), Runs: r.Runs}
+		if !rw.Expected {
+			code = exitViolation
+		}
+		for _, inv := range spec.Invariants {
+			found, ok := r.Variant.Expect.Verdict(inv.ID, r.Violated)
+			c := cell{Invariant: inv.ID, Verdict: "holds", Expected: ok}
+			if found {
+				c.Verdict = "violated"
+				f := r.Finding(inv.ID)
+				h := counterexample(r.Variant.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s (campaign seed %d, run %d, shrunk)", r.Variant.Name, inv.ID, opt.Seed, f.FirstRun))
+				c.Ops = len(h.Ops())
+				path, err := save(filepath.Join(*out, r.Variant.Name), inv.ID, h)
+				if err != nil {
+					return 0, err
+				}
+				c.File = path
+			}
+			rw.Cells = append(rw.Cells, c)
+		}
+		rows = append(rows, rw)
+	}
+	if *jsonOut {
+		return code, writeJSON(stdout, map[string]any{"ok": code == exitOK, "seed": opt.Seed, "runs": opt.Runs, "variants": rows})
+	}
+	fmt.Fprintf(stdout, "fencecheck campaign: %d variants x %d invariants, %d runs of %d actions each, seed %d, %s\n\n",
+		len(results), len(spec.Invariants), opt.Runs, opt.Steps, opt.Seed, time.Since(start).Round(time.Millisecond))
+	tw := tabwriter.NewWriter(stdout, 0, 4, 1, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "variant\t")
+	for i := range spec.Invariants {
+		fmt.Fprintf(tw, "%c\t", 'A'+i)
+	}
+	fmt.Fprintln(tw, "verdict\t")
+	for _, rw := range rows {
+		fmt.Fprintf(tw, "%s\t", rw.Variant)
+		for _, c := range rw.Cells {
+			s := "ok"
+			if c.Verdict == "violated" {
+				s = fmt.Sprintf("X%d", c.Ops)
+			}
+			if !c.Expected {
+				s += "!"
+			}
+			fmt.Fprintf(tw, "%s\t", s)
+		}
+		v := "as expected"
+		if !rw.Expected {
+			v = "UNEXPECTED"
+		}
+		fmt.Fprintf(tw, "%s\t\n", v)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "\nok = holds, Xn = violated (shortest counterexample: n operations), ! = not the expected verdict")
+	for i, inv := range spec.Invariants {
+		fmt.Fprintf(stdout, "  %c  %s\n", 'A'+i, inv.ID)
+	}
+	for _, rw := range rows {
+		if rw.Problem != "" {
+			fmt.Fprintf(stdout, "UNEXPECTED %s: %s\n", rw.Variant, rw.Problem)
+		}
+	}
+	fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
+	return code, nil
+}
+
+func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, jsonOut := flags("search", "--variant NAME [flags]", "Search one variant; stop at the first violation (shrink it, save it) or when the budget ends.", stdout)
+	cfg := model.DefaultConfig()
+	configFlags(fs, &cfg)
+	name := fs.String("variant", "", "variant to search (see explore variants)")
+	invID := fs.String("invariant", "", "only this invariant (default: every invariant)")
+	mode := fs.String("mode", "random", "random or bfs")
+	seed := fs.Uint64("seed", 1, "seed of the random search")
+	runs := fs.Int("runs", 100000, "random runs")
+	steps := fs.Int("steps", 100, "actions per random run")
+	depth := fs.Int("depth", 0, "bfs: depth bound (0: none)")
+	budget := fs.Duration("time", 0, "stop after this long (0: no limit)")
+	out := fs.String("out", "explore-out", "folder for the counterexample")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	v, err := spec.LookupVariant(spec.Variants, *name)
+	if err != nil {
+		return 0, usagef("--variant: %v", err)
+	}
+	stop := ^spec.Set(0)
+	if *invID != "" {
+		if !spec.IsInvariant(*invID) {
+			return 0, usagef("--invariant: unknown invariant %q (see explore invariants)", *invID)
+		}
+		stop = spec.SetOf(*invID)
+	}
+	if *mode != "random" && *mode != "bfs" {
+		return 0, usagef("--mode %q: want random or bfs", *mode)
+	}
+	if err := cfg.Validate(); err != nil {
+		return 0, usageError{err}
+	}
+	if *budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *budget)
+		defer cancel()
+	}
+	m := &model.Machine{Config: cfg, Protocol: v.Protocol}
+	show := progress(isTerminal(os.Stderr) && !*jsonOut)
+	start := time.Now()
+	var run *model.Run
+	var inv string
+	summary := map[string]any{"variant": v.Name, "mode": *mode}
+	if *mode == "bfs" {
+		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, Symmetry: model.SymWorkers,
+			Progress: func(p checker.BFSProgress) { show("%+v", p) }})
+		show("")
+		summary["bfs"] = res
+		if res.Counterexample != nil {
+			run, inv = res.Counterexample, res.Violation.IDs()[0]
+		}
+		if !*jsonOut {
+			fmt.Fprintf(stdout, "bfs: %d states, %d transitions, depth %d, %.0f states/s, %s, complete=%v (%s)\n",
+				res.States, res.Transitions, res.MaxDepth, res.Rate, res.Elapsed.Round(time.Millisecond), res.Complete, res.Stopped)
+		}
+	} else {
+		found := checker.Search(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop,
+			Progress: func(done int) {
+				if done%1000 == 0 {
+					show("%d runs, %s", done, time.Since(start).Round(time.Second))
+				}
+			}})
+		show("")
+		if found != nil {
+			run, inv = found.Run, found.Invariant
+			summary["runSeed"] = found.Seed
+		}
+	}
+	summary["elapsed"] = time.Since(start).String()
+	if run == nil {
+		summary["violation"] = nil
+		if *jsonOut {
+			return exitOK, writeJSON(stdout, summary)
+		}
+		fmt.Fprintf(stdout, "%s: no violation found (%s)\n", v.Name, time.Since(start).Round(time.Millisecond))
+		return exitOK, nil
+	}
+	h := counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
+	path, err := save(filepath.Join(*out, v.Name), inv, h)
+	if err != nil {
+		return 0, err
+	}
+	summary["violation"] = map[string]any{"invariant": inv, "operations": len(h.Ops()), "actions": len(run.Actions), "file": path}
+	if *jsonOut {
+		return exitViolation, writeJSON(stdout, summary)
+	}
+	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) in %s (and .html)\n",
+		v.Name, inv, len(h.Ops()), len(run.Actions), path)
+	return exitViolation, nil
+}

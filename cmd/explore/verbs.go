@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"fencecheck/checker"
+	"fencecheck/history"
+	"fencecheck/model"
+	"fencecheck/spec"
+	"fencecheck/viz"
+)
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runVariants(_ context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, jsonOut := flags("variants", "", "List the built-in variants: name, what it changes, what it is expected to violate.", stdout)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	type row struct {
+		Name     string   `json:"name"`
+		Summary  string   `json:"summary"`
+		Violates []string `json:"violates"`
+		May      []string `json:"may,omitempty"`
+	}
+	var rows []row
+	for _, v := range spec.Variants {
+		rows = append(rows, row{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
+	}
+	if *jsonOut {
+		return 0, writeJSON(stdout, map[string]any{"variants": rows})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIANT\tEXPECTED TO VIOLATE\tWHAT CHANGES")
+	for _, r := range rows {
+		exp := strings.Join(r.Violates, ", ")
+		if exp == "" {
+			exp = "nothing"
+		}
+		if len(r.May) > 0 {
+			exp += " (may: " + strings.Join(r.May, ", ") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, exp, r.Summary)
+	}
+	return 0, tw.Flush()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func runInvariants(_ context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, jsonOut := flags("invariants", "", "List the invariant ids, one line each.", stdout)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if *jsonOut {
+		type row struct {
+			ID      string `json:"id"`
+			Summary string `json:"summary"`
+		}
+		var rows []row
+		for _, inv := range spec.Invariants {
+			rows = append(rows, row{inv.ID, inv.Summary})
+		}
+		return 0, writeJSON(stdout, map[string]any{"invariants": rows})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, inv := range spec.Invariants {
+		fmt.Fprintf(tw, "%s\t%s\n", inv.ID, inv.Summary)
+	}
+	return 0, tw.Flush()
+}
+
+// readHistory reads a history file (ours or Jepsen-style), as an input error.
+func readHistory(path string) (*history.History, error) {
+	var r io.Reader = os.Stdin
+	name := "<stdin>"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		defer f.Close()
+		r, name = f, path
+	}
+	h, err := history.ReadAny(name, r)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return h, nil
+}
+
+// unexpected is what a history violates beyond its header's expect.
+func unexpected(h *history.History, violated spec.Set) spec.Set {
+	return violated &^ spec.SetOf(h.Header.Expect...)
+}
+
+func oneFile(fs *flag.FlagSet, args []string) (string, error) {
+	if fs.NArg() != 1 {
+		return "", usagef("want one FILE argument, got %d (see --help)", fs.NArg())
+	}
+	return fs.Arg(0), nil
+}
+
+func runCheck(_ context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, jsonOut := flags("check", "FILE|-", "Check a history (fencecheck format, or Jepsen-style JSON) against every invariant, with no model.", stdout)
+	timeout := fs.Duration("timeout", 0, "bound porcupine's search per resource (0: none); a timeout is reported as unknown")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	path, err := oneFile(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	h, err := readHistory(path)
+	if err != nil {
+		return 0, err
+	}
+	rep := spec.Check(h, spec.Options{Timeout: *timeout})
+	var violated spec.Set
+	for _, v := range rep.Violations {
+		violated |= spec.SetOf(v.Invariant)
+	}
+	code := exitOK
+	if unexpected(h, violated) != 0 {
+		code = exitViolation
+	}
+	if *jsonOut {
+		if rep.Violations == nil {
+			rep.Violations = []spec.Violation{}
+		}
+		return code, writeJSON(stdout, rep)
+	}
+	printReport(stdout, path, h, rep)
+	return code, nil
+}
+
+func printReport(w io.Writer, path string, h *history.History, rep spec.Report) {
+	fmt.Fprintf(w, "%s: %d events, %d operations\n", path, rep.Events, rep.Operations)
+	if len(rep.Violations) == 0 {
+		fmt.Fprintln(w, "no invariant violated")
+	}
+	expect := spec.SetOf(h.Header.Expect...)
+	for _, v := range rep.Violations {
+		tag := "VIOLATED"
+		if expect.Has(v.Invariant) {
+			tag = "violated (expected)"
+		}
+		fmt.Fprintf(w, "%s %s on %s: %s (events %v)\n", tag, v.Invariant, v.Resource, v.Message, v.Events)
+	}
+	for _, u := range rep.Unknown {
+		fmt.Fprintf(w, "unknown %s: the check ran out of time\n", u)
+	}
+}
+
+func runReplay(_ context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, jsonOut := flags("replay", "FILE", "Re-execute a history the model recorded (its header names config and trace), say whether the model reproduces it event for event, and check it.", stdout)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	path, err := oneFile(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	h, err := readHistory(path)
+	if err != nil {
+		return 0, err
+	}
+	if len(h.Header.Actions) == 0 {
+		return 0, usagef("%s:1: field \"actions\": the header carries no model trace (use explore check)", path)
+	}
+	v, err := checker.CheckHistory(h, spec.Options{})
+	if err != nil {
+		return 0, usagef("%s:1: %v", path, err)
+	}
+	code := exitOK
+	if !v.Reproduced || unexpected(h, v.Violated()) != 0 {
+		code = exitViolation
+	}
+	if *jsonOut {
+		return code, writeJSON(stdout, map[string]any{"reproduced": v.Reproduced, "mismatch": v.Mismatch,
+			"violated": nonNil(v.Violated().IDs()), "expect": nonNil(h.Header.Expect), "report": v.Report})
+	}
+	if v.Reproduced {
+		fmt.Fprintf(stdout, "%s: the model reproduces all %d events\n", path, len(h.Events))
+	} else {
+		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, v.Mismatch)
+	}
+	fmt.Fprintf(stdout, "violated: %s (expected: %s)\n", list(v.Violated().IDs()), list(h.Header.Expect))
+	printReport(stdout, path, h, v.Report)
+	return code, nil
+}
+
+func list(ids []string) string {
+	if len(ids) == 0 {
+		return "nothing"
+	}
+	return strings.Join(ids, ", ")
+}
+
+func runViz(_ context.Context, args []string, stdout io.Writer) (int, error) {
+	fs, _ := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked.", stdout)
+	out := fs.String("o", "", "write to this file instead of standard output")
+	format := fs.String("format", "html", "html or mermaid")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	path, err := oneFile(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if *format != "html" && *format != "mermaid" {
+		return 0, usagef("--format %q: want html or mermaid", *format)
+	}
+	h, err := readHistory(path)
+	if err != nil {
+		return 0, err
+	}
+	rep := spec.Check(h, spec.Options{})
+	opt := viz.Options{Title: filepath.Base(path), Violations: rep.Violations}
+	var b bytes.Buffer
+	if *format == "mermaid" {
+		err = viz.Mermaid(&b, h, opt)
+	} else {
+		err = viz.HTML(&b, h, opt)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if *out == "" {
+		_, err = stdout.Write(b.Bytes())
+		return 0, err
+	}
+	return 0, os.WriteFile(*out, b.Bytes(), 0o644)
+}
+
+// save writes a counterexample history and its HTML picture under dir.
+func save(dir, base string, h *history.History) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := history.Encode(&b, h); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, base+".jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	rep := spec.Check(h, spec.Options{})
+	var page bytes.Buffer
+	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: rep.Violations}); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)
+}
+
+// counterexample turns a shrunk run into a history file whose expect lists
+// everything it violates, so that replay exits 0 on it.
+func counterexample(variant string, seed uint64, run *model.Run, note string) *history.History {
+	_, judged := checker.Lenient(run.M, run.Actions)
+	violated := checker.Violations(run, judged)
+	return run.History(variant, seed, nonNil(violated.IDs()), note)
+}
+
+func progress(enabled bool) func(format string, args ...any) {
+	if !enabled {
+		return func(string, ...any) {}
+	}
+	return func(format string, args ...any) { fmt.Fprintf(os.Stderr, "\r\033[K"+format, args...) }
+}
