@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need (as root, from Debian's
+# packages: chromium for the HTML timeline test, postgresql for the real
+# database tests), then runs every test.
+set -euo pipefail
+cd "$(dirname "$0")"
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
+  echo "installing ${need[*]} ..." >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+go test -count=1 -timeout 20m ./... "$@"
