@@ -1,0 +1,477 @@
+package checker
+
+import (
+	"context"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// BFSOptions configure an exhaustive breadth-first search.
+type BFSOptions struct {
+	// Stop is the set of invariants whose violation ends the search with a
+	// shortest counterexample; zero means every invariant. Violations of the
+	// others (the expected ones) are recorded in BFSResult.Violated only.
+	Stop spec.Set
+	// MaxDepth, when positive, bounds the depth: states MaxDepth actions
+	// from the initial state are stored but not expanded.
+	MaxDepth int
+	// MaxStates, when positive, ends the search after the level at which
+	// the number of distinct states reaches it.
+	MaxStates uint64
+	// Symmetry is the symmetry reduction: states that are renamings of one
+	// another are stored once.
+	Symmetry model.Symmetry
+	// HashCompact stores a 64-bit hash of each state instead of the state:
+	// a few bytes per state, at the price of a small probability that a
+	// state is wrongly taken for one already seen (BFSResult.OmissionBound).
+	HashCompact bool
+	// Goroutines expand each level; 0 means GOMAXPROCS. The result does not
+	// depend on it.
+	Goroutines int
+	// Progress, when set, is called every ProgressEvery (default 1s) and
+	// after every level, from one goroutine at a time.
+	Progress      func(BFSProgress)
+	ProgressEvery time.Duration
+}
+
+// BFSProgress is a snapshot of a running search.
+type BFSProgress struct {
+	States      uint64        // distinct states stored so far
+	Transitions uint64        // transitions judged so far
+	Depth       int           // the level being expanded
+	Frontier    uint64        // states in that level
+	Expanded    uint64        // of them, expanded so far
+	Elapsed     time.Duration // since the search started
+	Rate        float64       // states per second
+}
+
+// Why a search ended.
+const (
+	StopComplete  = "complete"   // every reachable state was explored
+	StopViolation = "violation"  // an invariant in Stop was violated
+	StopDepth     = "depth"      // states at MaxDepth were left unexpanded
+	StopMaxStates = "max-states" // MaxStates was reached
+	StopCancelled = "cancelled"  // the context was done
+)
+
+// BFSResult is the outcome of a search.
+type BFSResult struct {
+	// Stopped says why the search ended (Stop* constants); Complete is
+	// Stopped == StopComplete: every state reachable within the config's
+	// bounds was judged on every transition (and, with HashCompact, up to
+	// OmissionBound).
+	Stopped  string `json:"stopped"`
+	Complete bool   `json:"complete"`
+	// States is the number of distinct states stored (orbit representatives
+	// under symmetry); Transitions the number of transitions judged;
+	// MaxDepth the depth of the deepest state; Levels the number of states
+	// first found at each depth.
+	States      uint64   `json:"states"`
+	Transitions uint64   `json:"transitions"`
+	MaxDepth    int      `json:"maxDepth"`
+	Levels      []uint64 `json:"levels"`
+	// Unreduced is the sum of the stored states' orbit sizes: the number of
+	// states they stand for (equal to States without symmetry). When the
+	// initial state is invariant under the symmetry (always for workers),
+	// it is the number of states a search without symmetry stores.
+	// Reduction is Unreduced / States.
+	Unreduced uint64  `json:"unreduced"`
+	Reduction float64 `json:"reduction"`
+	// Violated is every invariant violated by some judged transition (for a
+	// search that stopped, the transitions of the levels before the last
+	// and of the last level's part before the counterexample).
+	Violated spec.Set `json:"-"`
+	// Violation is the stop invariants the counterexample's last step
+	// violates; Counterexample is a shortest run that ends with such a
+	// step, re-executed from the initial state, with its history. Both are
+	// zero when no invariant in Stop was violated.
+	Violation      spec.Set   `json:"-"`
+	Counterexample *model.Run `json:"-"`
+	// Elapsed is the wall time; Rate the distinct states per second.
+	Elapsed time.Duration `json:"elapsed"`
+	Rate    float64       `json:"rate"`
+	// StoredBytes is the memory of the visited set and the parent links
+	// the counterexample is rebuilt from; BytesPerState is StoredBytes /
+	// States. FrontierBytes is the peak memory of the states waiting to be
+	// expanded and their candidate successors (transient, not included).
+	// PeakHeapBytes is the peak of the Go heap in use, sampled after each
+	// phase of each level and at each progress report.
+	StoredBytes   uint64  `json:"storedBytes"`
+	BytesPerState float64 `json:"bytesPerState"`
+	FrontierBytes uint64  `json:"frontierBytes"`
+	PeakHeapBytes uint64  `json:"peakHeapBytes"`
+	// HashCompact tells whether only hashes were stored. OmissionBound is
+	// then an upper bound on the probability that any two distinct states
+	// reached got the same 64-bit hash, n(n-1)/2^65 for n states: only then
+	// can a state (and what only it leads to) be missed. It is 0 in exact
+	// mode.
+	HashCompact   bool    `json:"hashCompact"`
+	OmissionBound float64 `json:"omissionBound"`
+}
+
+// chunkStates is how many states of a level one task expands: fixed, so
+// that no result depends on the number of goroutines.
+const chunkStates = 64
+
+// BFS explores every state of m reachable from m.Init() within the
+// config's bounds (and opt.MaxDepth), level by level, judging every
+// transition with spec.Judge. It stops at the first level that has a
+// transition violating an invariant in opt.Stop and returns the first such
+// transition in a fixed order (by parent's discovery index, then by the
+// action's index in Enabled) as a shortest counterexample. The result is
+// the same whatever the number of goroutines; on cancellation of ctx it
+// holds the levels completed.
+func BFS(ctx context.Context, m *model.Machine, opt BFSOptions) BFSResult {
+	b := newBFS(m, opt)
+	return b.run(ctx)
+}
+
+// cand is a successor not seen in earlier levels, waiting to be merged.
+type cand struct {
+	hash   uint64
+	parent uint32
+	act    uint16
+	orbit  uint16
+	off    uint32 // its key in the chunk's keys
+	n      uint32
+}
+
+// chunkOut is what expanding one chunk produced.
+type chunkOut struct {
+	cands    []cand
+	keys     []byte
+	violated spec.Set
+	trans    uint64
+	// the chunk's first transition violating a stop invariant
+	stop       bool
+	stopParent uint32
+	stopAct    uint16
+}
+
+// expander is one goroutine's scratch space.
+type expander struct {
+	canon *model.Canon
+	acts  []model.Action
+}
+
+type bfs struct {
+	m     *model.Machine
+	opt   BFSOptions
+	stop  spec.Set
+	gor   int
+	start time.Time
+
+	keys  arena // exact: every key; hash-compact: the keys of the last two levels
+	seen  *visited
+	paths pathStore
+
+	cur       []uint64 // arena offsets of the level being expanded
+	curStart  uint32   // discovery index of its first state
+	depth     int
+	outs      []chunkOut
+	exps      []expander
+	unreduced uint64
+	trans     uint64
+	violated  spec.Set
+	levels    []uint64
+
+	expanded     atomic.Uint64 // states of the current level done
+	lastProgress time.Time
+	peakHeap     uint64
+	peakFrontier uint64
+	samples      []metrics.Sample
+}
+
+func newBFS(m *model.Machine, opt BFSOptions) *bfs {
+	b := &bfs{m: m, opt: opt, stop: opt.Stop, gor: opt.Goroutines}
+	if b.stop == 0 {
+		b.stop = ^spec.Set(0)
+	}
+	if b.gor <= 0 {
+		b.gor = runtime.GOMAXPROCS(0)
+	}
+	if b.opt.ProgressEvery <= 0 {
+		b.opt.ProgressEvery = time.Second
+	}
+	b.seen = newVisited(opt.HashCompact, &b.keys)
+	b.exps = make([]expander, b.gor)
+	for i := range b.exps {
+		b.exps[i] = expander{canon: m.NewCanon(opt.Symmetry)}
+	}
+	b.samples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"}}
+	return b
+}
+
+func (b *bfs) run(ctx context.Context) BFSResult {
+	b.start = time.Now()
+	b.lastProgress = b.start
+	m := b.m
+	init := m.Init()
+	key, orbit := b.exps[0].canon.Key(&init, nil)
+	b.seen.insert(key, hashKey(key), b.addKey)
+	b.paths.add(0, 0)
+	b.unreduced = uint64(orbit)
+	b.levels = []uint64{1}
+	stopped := StopComplete
+	var stopParent uint32
+	var stopAct uint16
+	for len(b.cur) > 0 {
+		if b.opt.MaxDepth > 0 && b.depth >= b.opt.MaxDepth {
+			stopped = StopDepth
+			break
+		}
+		if b.opt.MaxStates > 0 && b.seen.n >= b.opt.MaxStates {
+			stopped = StopMaxStates
+			break
+		}
+		winner := b.expandLevel(ctx)
+		if ctx.Err() != nil {
+			stopped = StopCancelled
+			break
+		}
+		if winner >= 0 {
+			for k := 0; k <= winner; k++ {
+				b.violated |= b.outs[k].violated
+				b.trans += b.outs[k].trans
+			}
+			stopped = StopViolation
+			stopParent, stopAct = b.outs[winner].stopParent, b.outs[winner].stopAct
+			break
+		}
+		b.merge()
+		b.report()
+	}
+	res := b.result(stopped)
+	if stopped == StopViolation {
+		res.Counterexample, res.Violation = b.rebuild(stopParent, stopAct)
+	}
+	return res
+}
+
+// addKey stores a new state's key and notes it for the next level.
+func (b *bfs) addKey(key []byte) uint64 {
+	off := b.keys.add(key)
+	b.cur = append(b.cur, off) // merge swaps levels before it inserts
+	return off
+}
+
+// expandLevel expands every state of the current level into b.outs, in
+// parallel, and returns the index of the first chunk with a stop
+// violation, or -1.
+func (b *bfs) expandLevel(ctx context.Context) int {
+	n := len(b.cur)
+	chunks := (n + chunkStates - 1) / chunkStates
+	if cap(b.outs) < chunks {
+		b.outs = append(b.outs[:cap(b.outs)], make([]chunkOut, chunks-cap(b.outs))...)
+	}
+	b.outs = b.outs[:chunks]
+	b.expanded.Store(0)
+	var next atomic.Int64
+	var first atomic.Int64 // the least chunk with a stop violation
+	first.Store(int64(chunks))
+	work := func(e *expander, lead bool) {
+		for {
+			k := int(next.Add(1) - 1)
+			if k >= chunks || int64(k) > first.Load() || ctx.Err() != nil {
+				return
+			}
+			out := &b.outs[k]
+			b.expandChunk(e, k, out)
+			if out.stop {
+				for {
+					f := first.Load()
+					if int64(k) >= f || first.CompareAndSwap(f, int64(k)) {
+						break
+					}
+				}
+			}
+			b.expanded.Add(uint64(min(chunkStates, n-k*chunkStates)))
+			if lead {
+				b.tick()
+			}
+		}
+	}
+	g := min(b.gor, chunks)
+	var wg sync.WaitGroup
+	for i := 1; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(&b.exps[i], false)
+		}()
+	}
+	work(&b.exps[0], true)
+	wg.Wait()
+	b.sampleHeap()
+	var front uint64
+	for k := range b.outs {
+		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*uint64(candSize)
+	}
+	front += uint64(cap(b.cur)) * 8
+	if b.opt.HashCompact {
+		front += b.keys.held
+	}
+	b.peakFrontier = max(b.peakFrontier, front)
+	if f := first.Load(); f < int64(chunks) {
+		return int(f)
+	}
+	return -1
+}
+
+const candSize = 24
+
+// expandChunk expands chunk k of the current level.
+func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
+	m := b.m
+	out.cands, out.keys = out.cands[:0], out.keys[:0]
+	out.violated, out.trans, out.stop = 0, 0, false
+	lo := k * chunkStates
+	hi := min(lo+chunkStates, len(b.cur))
+	var s, t model.State
+	for i := lo; i < hi; i++ {
+		if _, err := m.Decode(b.keys.key(b.cur[i]), &s); err != nil {
+			panic(err) // the arena holds what Encode wrote
+		}
+		parent := b.curStart + uint32(i)
+		e.acts = m.Enabled(&s, e.acts[:0])
+		for ai := range e.acts {
+			t = s
+			f := m.Next(&t, e.acts[ai])
+			out.trans++
+			if f.Kind != model.NoFact {
+				v := spec.Judge(m, &s, f, &t)
+				out.violated |= v
+				if v&b.stop != 0 && !out.stop {
+					out.stop, out.stopParent, out.stopAct = true, parent, uint16(ai)
+				}
+			}
+			if out.stop {
+				continue // this level ends the search: no successor is needed
+			}
+			start := len(out.keys)
+			var orbit int
+			out.keys, orbit = e.canon.Key(&t, out.keys)
+			key := out.keys[start:]
+			h := hashKey(key)
+			if b.seen.contains(key, h) {
+				out.keys = out.keys[:start]
+				continue
+			}
+			out.cands = append(out.cands, cand{hash: h, parent: parent, act: uint16(ai), orbit: uint16(orbit),
+				off: uint32(start), n: uint32(len(key))})
+		}
+	}
+}
+
+// merge inserts the level's new successors, in chunk order, and makes them
+// the next level.
+func (b *bfs) merge() {
+	next := uint32(b.seen.n)
+	b.cur = b.cur[:0]
+	for k := range b.outs {
+		out := &b.outs[k]
+		b.violated |= out.violated
+		b.trans += out.trans
+		for _, c := range out.cands {
+			if b.seen.insert(out.keys[c.off:c.off+c.n], c.hash, b.addKey) {
+				b.paths.add(c.parent, c.act)
+				b.unreduced += uint64(c.orbit)
+			}
+		}
+	}
+	b.curStart = next
+	b.depth++
+	if len(b.cur) > 0 {
+		b.levels = append(b.levels, uint64(len(b.cur)))
+		if b.opt.HashCompact {
+			b.keys.release(b.cur[0])
+		}
+	}
+	b.sampleHeap()
+}
+
+// tick reports progress when it is due; only the leading goroutine calls it.
+func (b *bfs) tick() {
+	if b.opt.Progress == nil {
+		return
+	}
+	if now := time.Now(); now.Sub(b.lastProgress) >= b.opt.ProgressEvery {
+		b.report()
+	}
+}
+
+func (b *bfs) report() {
+	if b.opt.Progress == nil {
+		return
+	}
+	b.lastProgress = time.Now()
+	b.sampleHeap()
+	el := time.Since(b.start)
+	b.opt.Progress(BFSProgress{States: b.seen.n, Transitions: b.trans, Depth: b.depth,
+		Frontier: uint64(len(b.cur)), Expanded: b.expanded.Load(), Elapsed: el,
+		Rate: float64(b.seen.n) / max(el.Seconds(), 1e-9)})
+}
+
+func (b *bfs) sampleHeap() {
+	metrics.Read(b.samples)
+	var h uint64
+	for _, s := range b.samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			h += s.Value.Uint64()
+		}
+	}
+	b.peakHeap = max(b.peakHeap, h)
+}
+
+func (b *bfs) result(stopped string) BFSResult {
+	el := time.Since(b.start)
+	n := b.seen.n
+	r := BFSResult{Stopped: stopped, Complete: stopped == StopComplete, States: n, Transitions: b.trans,
+		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
+		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, Elapsed: el,
+		Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier, PeakHeapBytes: b.peakHeap,
+		HashCompact: b.opt.HashCompact}
+	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
+	if b.opt.HashCompact {
+		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)
+	} else {
+		r.StoredBytes += b.keys.held
+	}
+	r.BytesPerState = float64(r.StoredBytes) / float64(n)
+	return r
+}
+
+// pathChunk is how many parent links one block of a pathStore holds.
+const pathChunk = 1 << 16
+
+// pathStore holds, for each state in discovery order, its parent's index
+// and the index of the action in Enabled(parent) that reached it: 6 bytes
+// a state, in blocks, so that growing never copies.
+type pathStore struct {
+	parent [][]uint32
+	act    [][]uint16
+	n      int
+}
+
+func (p *pathStore) add(parent uint32, act uint16) {
+	if p.n%pathChunk == 0 {
+		p.parent = append(p.parent, make([]uint32, pathChunk))
+		p.act = append(p.act, make([]uint16, pathChunk))
+	}
+	p.parent[p.n/pathChunk][p.n%pathChunk] = parent
+	p.act[p.n/pathChunk][p.n%pathChunk] = act
+	p.n++
+}
+
+func (p *pathStore) get(i uint32) (uint32, uint16) {
+	return p.parent[i/pathChunk][i%pathChunk], p.act[i/pathChunk][i%pathChunk]
+}
+
+func (p *pathStore) bytes() uint64 { return uint64(len(p.parent)) * pathChunk * 6 }

@@ -1,0 +1,201 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// hashKey is a fixed 64-bit hash of a state's canonical bytes (wyhash's
+// mixing step): the same on every run and machine, so that hash
+// compaction omits the same states every time.
+func hashKey(b []byte) uint64 {
+	const (
+		k0 = 0xa0761d6478bd642f
+		k1 = 0xe7037ed1a0b428db
+		k2 = 0x8ebc6af09c88c6e3
+	)
+	h := uint64(len(b)) ^ k0
+	for len(b) >= 16 {
+		h = wymix(binary.LittleEndian.Uint64(b)^k1, binary.LittleEndian.Uint64(b[8:])^h)
+		b = b[16:]
+	}
+	var tail [16]byte
+	copy(tail[:], b)
+	h = wymix(binary.LittleEndian.Uint64(tail[:])^k1, binary.LittleEndian.Uint64(tail[8:])^h^k2)
+	return wymix(h^k0, h^k2)
+}
+
+func wymix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// arenaChunkBits sizes the arena's chunks: keys never straddle two.
+const arenaChunkBits = 22
+
+// arena is an append-only store of length-prefixed keys, addressed by
+// offset, in chunks so that growing it never copies and a prefix of it
+// can be released.
+type arena struct {
+	chunks [][]byte
+	size   uint64 // offset of the next key
+	held   uint64 // bytes in chunks not released
+}
+
+// add appends key and returns its offset.
+func (a *arena) add(key []byte) uint64 {
+	const chunk = 1 << arenaChunkBits
+	need := uint64(len(key) + 2)
+	if pos := a.size & (chunk - 1); pos+need > chunk {
+		a.size = (a.size>>arenaChunkBits + 1) << arenaChunkBits // to the next chunk
+	}
+	if a.size>>arenaChunkBits == uint64(len(a.chunks)) {
+		a.chunks = append(a.chunks, make([]byte, chunk))
+		a.held += chunk
+	}
+	c := a.chunks[a.size>>arenaChunkBits]
+	pos := a.size & (chunk - 1)
+	binary.LittleEndian.PutUint16(c[pos:], uint16(len(key)))
+	copy(c[pos+2:], key)
+	off := a.size
+	a.size += need
+	return off
+}
+
+// key returns the key at off; it aliases the arena.
+func (a *arena) key(off uint64) []byte {
+	c := a.chunks[off>>arenaChunkBits]
+	pos := off & (1<<arenaChunkBits - 1)
+	n := uint64(binary.LittleEndian.Uint16(c[pos:]))
+	return c[pos+2 : pos+2+n]
+}
+
+// release frees every chunk that holds only keys before off.
+func (a *arena) release(off uint64) {
+	for i := range off >> arenaChunkBits {
+		if a.chunks[i] != nil {
+			a.chunks[i] = nil
+			a.held -= 1 << arenaChunkBits
+		}
+	}
+}
+
+// visited is the set of states seen, an open-addressing table with linear
+// probing. In exact mode an entry is a 24-bit hash tag and the arena
+// offset of the full key (+1, so that 0 is empty); in hash-compact mode it
+// is the key's 64-bit hash itself (0 mapped to 1), and the keys are not
+// kept.
+type visited struct {
+	compact bool
+	table   []uint64
+	n       uint64
+	keys    *arena // exact mode
+}
+
+const (
+	offBits = 40
+	offMask = 1<<offBits - 1
+)
+
+func newVisited(compact bool, keys *arena) *visited {
+	return &visited{compact: compact, table: make([]uint64, 1<<12), keys: keys}
+}
+
+// compactEntry is the entry hash compaction stores for hash h.
+func compactEntry(h uint64) uint64 {
+	if h == 0 {
+		return 1
+	}
+	return h
+}
+
+// contains reports whether the key with hash h is in the set. It only
+// reads, so goroutines may call it together while nobody inserts.
+func (v *visited) contains(key []byte, h uint64) bool {
+	mask := uint64(len(v.table) - 1)
+	if v.compact {
+		e := compactEntry(h)
+		for i := e & mask; ; i = (i + 1) & mask {
+			switch v.table[i] {
+			case 0:
+				return false
+			case e:
+				return true
+			}
+		}
+	}
+	tag := h >> offBits
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := v.table[i]
+		if e == 0 {
+			return false
+		}
+		if e>>offBits == tag && bytes.Equal(v.keys.key(e&offMask-1), key) {
+			return true
+		}
+	}
+}
+
+// insert adds the key with hash h unless it is there, and reports whether
+// it was added. In exact mode, add stores the key and returns its offset.
+func (v *visited) insert(key []byte, h uint64, add func([]byte) uint64) bool {
+	if (v.n+1)*4 > uint64(len(v.table))*3 {
+		v.grow()
+	}
+	mask := uint64(len(v.table) - 1)
+	if v.compact {
+		e := compactEntry(h)
+		for i := e & mask; ; i = (i + 1) & mask {
+			switch v.table[i] {
+			case 0:
+				v.table[i] = e
+				v.n++
+				add(key)
+				return true
+			case e:
+				return false
+			}
+		}
+	}
+	tag := h >> offBits
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := v.table[i]
+		if e == 0 {
+			off := add(key)
+			if off >= offMask {
+				panic("checker: key arena beyond 1 TiB")
+			}
+			v.table[i] = tag<<offBits | (off + 1)
+			v.n++
+			return true
+		}
+		if e>>offBits == tag && bytes.Equal(v.keys.key(e&offMask-1), key) {
+			return false
+		}
+	}
+}
+
+// grow doubles the table. Exact entries are rehashed from their keys.
+func (v *visited) grow() {
+	old := v.table
+	v.table = make([]uint64, 2*len(old))
+	mask := uint64(len(v.table) - 1)
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		h := e
+		if !v.compact {
+			h = hashKey(v.keys.key(e&offMask - 1))
+		}
+		i := h & mask
+		for v.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		v.table[i] = e
+	}
+}
+
+// bytes is the table's size.
+func (v *visited) bytes() uint64 { return uint64(len(v.table)) * 8 }

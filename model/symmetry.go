@@ -1,0 +1,374 @@
+package model
+
+import "bytes"
+
+// Symmetry says which process identities a search may treat as
+// interchangeable. Workers are interchangeable: no step depends on a
+// worker's number. Resources are too, once their fence is per resource;
+// with Protocol.GlobalFence the one fence (and the coordinator's counter)
+// lives at index 0 for all resources and is left in place. Coordinator
+// replicas are never permuted.
+type Symmetry uint8
+
+// Symmetries.
+const (
+	// SymWorkers permutes worker numbers.
+	SymWorkers Symmetry = 1 << iota
+	// SymResources permutes resource numbers. The initial state is not
+	// invariant under it (every idle worker's Res is 0), so the states in the
+	// orbits of the reachable states can outnumber the reachable states.
+	SymResources
+)
+
+// Perm is a permutation of workers and resources: a state's worker w
+// becomes worker W[w] and its resource r becomes resource R[r].
+type Perm struct {
+	W [MaxWorkers]uint8
+	R [MaxResources]uint8
+}
+
+// Identity returns the permutation that changes nothing.
+func Identity() Perm {
+	var p Perm
+	for i := range p.W {
+		p.W[i] = uint8(i)
+	}
+	for i := range p.R {
+		p.R[i] = uint8(i)
+	}
+	return p
+}
+
+// Permute returns s with its workers and resources renamed by p. It is an
+// automorphism of the machine (under the symmetries of GroupOf): the
+// renamed state has the renamed successors and the same invariant verdicts.
+func (m *Machine) Permute(s *State, p *Perm) State {
+	t := *s
+	c := &m.Config
+	nw, nr := c.Workers, c.Resources
+	global := m.Protocol.GlobalFence
+	pw := func(w uint8) uint8 { // worker+1, 0 for none
+		if w == 0 {
+			return 0
+		}
+		return p.W[w-1] + 1
+	}
+	for w := 0; w < nw; w++ {
+		wk := s.Workers[w]
+		wk.Res = p.R[wk.Res]
+		t.Workers[p.W[w]] = wk
+	}
+	for rep := 0; rep < c.Replicas; rep++ {
+		co, to := &s.Coord[rep], &t.Coord[rep]
+		for r := 0; r < nr; r++ {
+			l := co.Lease[r]
+			l.Holder = pw(l.Holder)
+			to.Lease[p.R[r]] = l
+			for w := 0; w < nw; w++ {
+				to.Dedup[p.R[r]][p.W[w]] = co.Dedup[r][w]
+			}
+			if !global {
+				to.Counter[p.R[r]] = co.Counter[r]
+			}
+		}
+	}
+	for r := 0; r < nr; r++ {
+		if !global {
+			t.Sink.Fence[p.R[r]] = s.Sink.Fence[r]
+		}
+		t.Sink.Left[p.R[r]] = s.Sink.Left[r]
+		g := s.Ghost[r]
+		for i := 1; i <= int(g.Grants); i++ {
+			g.Grant[i].Worker = pw(g.Grant[i].Worker)
+		}
+		for w := 0; w < nw; w++ {
+			g.Answer[p.W[w]] = s.Ghost[r].Answer[w]
+		}
+		t.Ghost[p.R[r]] = g
+	}
+	for i := 0; i < int(t.Sink.NResults); i++ {
+		x := &t.Sink.Results[i]
+		x.Res, x.Writer = p.R[x.Res], pw(x.Writer)
+	}
+	t.sortResults()
+	for i := 0; i < int(t.NMsgs); i++ {
+		msg := &t.Msgs[i]
+		if msg.Kind != AdvanceReq { // a coordinator's message: Worker is unused
+			msg.Worker = p.W[msg.Worker]
+		}
+		msg.Res, msg.PW = p.R[msg.Res], pw(msg.PW)
+	}
+	t.sortMsgs()
+	return t
+}
+
+// GroupOrder is the number of permutations in the symmetry group sym
+// generates under the machine's config.
+func (m *Machine) GroupOrder(sym Symmetry) int {
+	n := 1
+	if sym&SymWorkers != 0 {
+		n *= factorial(m.Config.Workers)
+	}
+	if sym&SymResources != 0 {
+		n *= factorial(m.Config.Resources)
+	}
+	return n
+}
+
+func factorial(n int) int {
+	f := 1
+	for i := 2; i <= n; i++ {
+		f *= i
+	}
+	return f
+}
+
+// Canon computes canonical forms under a symmetry group. It keeps scratch
+// space, so one Canon must not be used by two goroutines at once; the zero
+// value is not usable, call NewCanon.
+type Canon struct {
+	m     *Machine
+	sym   Symmetry
+	order int
+	tmp   []byte
+}
+
+// NewCanon returns a canonicaliser for m under sym.
+func (m *Machine) NewCanon(sym Symmetry) *Canon {
+	if m.Config.Workers < 2 {
+		sym &^= SymWorkers
+	}
+	if m.Config.Resources < 2 {
+		sym &^= SymResources
+	}
+	return &Canon{m: m, sym: sym, order: m.GroupOrder(sym), tmp: make([]byte, 0, 512)}
+}
+
+// Key appends to b the canonical encoding of s: the least Encode, in byte
+// order, over the renamings of s that list workers (and resources) in the
+// order of a signature that no renaming changes. Two states get the same key
+// exactly when one is a renaming of the other. It also returns the size of
+// s's orbit, the number of distinct states that are renamings of s.
+//
+// Correctness: the signatures are invariant, so the set of renamings whose
+// signatures come out sorted is the same set for every state of an orbit,
+// and so is its least encoding. Among them, exactly |Stab(s)| renamings
+// reach the least encoding, so orbit = |G| / |Stab(s)|.
+func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
+	m := c.m
+	if c.sym == 0 {
+		return m.Encode(s, b), 1
+	}
+	nw, nr := m.Config.Workers, m.Config.Resources
+	var rsig [MaxResources]uint64
+	var rord [MaxResources]uint8 // resource at sorted position k
+	var rgrp, wgrp groups
+	for r := 0; r < nr; r++ {
+		rord[r] = uint8(r)
+	}
+	if c.sym&SymResources != 0 {
+		for r := 0; r < nr; r++ {
+			rsig[r] = c.resourceSig(s, uint8(r))
+		}
+		rgrp = sortBySig(rord[:nr], rsig[:nr])
+	}
+	var wsig [MaxWorkers]uint64
+	var word [MaxWorkers]uint8
+	for w := 0; w < nw; w++ {
+		word[w] = uint8(w)
+	}
+	if c.sym&SymWorkers != 0 {
+		c.workerSigs(s, &rsig, &wsig)
+		wgrp = sortBySig(word[:nw], wsig[:nw])
+	}
+	start := len(b)
+	stab := 0
+	p := Identity()
+	for {
+		for k := 0; k < nr; k++ {
+			p.R[rord[k]] = uint8(k)
+		}
+		for {
+			for k := 0; k < nw; k++ {
+				p.W[word[k]] = uint8(k)
+			}
+			t := m.Permute(s, &p)
+			if stab == 0 {
+				b = m.Encode(&t, b)
+				stab = 1
+			} else {
+				c.tmp = m.Encode(&t, c.tmp[:0])
+				switch bytes.Compare(c.tmp, b[start:]) {
+				case -1:
+					copy(b[start:], c.tmp)
+					stab = 1
+				case 0:
+					stab++
+				}
+			}
+			if c.sym&SymWorkers == 0 || !wgrp.next(word[:nw]) {
+				break
+			}
+		}
+		if c.sym&SymResources == 0 || !rgrp.next(rord[:nr]) {
+			break
+		}
+	}
+	return b, c.order / stab
+}
+
+// Canonical returns the canonical representative of s's orbit (the state
+// whose encoding is Key(s)) and the orbit's size.
+func (c *Canon) Canonical(s *State) (State, int) {
+	key, orbit := c.Key(s, nil)
+	var t State
+	if _, err := c.m.Decode(key, &t); err != nil {
+		panic(err) // Encode wrote it: cannot happen
+	}
+	return t, orbit
+}
+
+// mix is a 64-bit finaliser (splitmix64): signatures are combined from
+// mixed fields so that unrelated states rarely tie.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func pack(bs ...uint8) uint64 {
+	var x uint64
+	for _, v := range bs {
+		x = x<<8 | uint64(v)
+	}
+	return x
+}
+
+// resourceSig is a function of resource r's data that no renaming of
+// workers or resources changes.
+func (c *Canon) resourceSig(s *State, r uint8) uint64 {
+	m := c.m
+	g := &s.Ghost[r]
+	h := mix(pack(g.Grants, g.Observed))
+	for i := 1; i <= int(g.Grants); i++ {
+		t := &g.Grant[i]
+		h = mix(h ^ pack(bit(t.Worker != 0), t.Inc, t.Token, uint8(t.Early), uint8(t.Late), bit(t.Released)))
+	}
+	for rep := 0; rep < m.Config.Replicas; rep++ {
+		l := &s.Coord[rep].Lease[r]
+		h = mix(h ^ pack(bit(l.Holder != 0), l.Inc, l.Token, l.Grant, uint8(l.Left)))
+		if !m.Protocol.GlobalFence {
+			h = mix(h ^ uint64(s.Coord[rep].Counter[r]))
+		}
+	}
+	if !m.Protocol.GlobalFence {
+		h = mix(h ^ uint64(s.Sink.Fence[r]))
+	}
+	h = mix(h ^ uint64(uint8(s.Sink.Left[r])))
+	var sum uint64 // a multiset: order-free
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		if x := &s.Sink.Results[i]; x.Res == r {
+			sum += mix(pack(x.Key, x.Token, x.Grant, bit(x.Writer != 0)))
+		}
+	}
+	for i := 0; i < int(s.NMsgs); i++ {
+		if x := &s.Msgs[i]; x.Res == r {
+			sum += mix(pack(x.Kind, x.Replica, x.Inc, x.Token, x.Req, x.Grant, x.Code, x.PT) ^
+				pack(x.Age, uint8(x.Skew), bit(x.Live), bit(x.PW != 0))<<32)
+		}
+	}
+	return mix(h ^ sum)
+}
+
+// workerSigs computes every worker's signature: its own fields (its
+// resource by the resource's signature when resources are permuted) and the
+// multiset of the messages to or from it.
+func (c *Canon) workerSigs(s *State, rsig *[MaxResources]uint64, sig *[MaxWorkers]uint64) {
+	for w := 0; w < c.m.Config.Workers; w++ {
+		wk := &s.Workers[w]
+		res := uint64(wk.Res)
+		if c.sym&SymResources != 0 {
+			res = rsig[wk.Res]
+		}
+		sig[w] = mix(mix(pack(wk.Inc, wk.Ops, wk.Pending, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), uint8(wk.Skew))) ^ res)
+	}
+	for i := 0; i < int(s.NMsgs); i++ {
+		x := &s.Msgs[i]
+		if x.Kind == AdvanceReq {
+			continue
+		}
+		res := uint64(x.Res)
+		if c.sym&SymResources != 0 {
+			res = rsig[x.Res]
+		}
+		sig[x.Worker] += mix(res ^ pack(x.Kind, x.Replica, x.Inc, x.Token, x.Req, x.Grant, x.Code, x.PT) ^
+			pack(x.Age, uint8(x.Skew), bit(x.Live), bit(x.PW == x.Worker+1), bit(x.PW != 0))<<40)
+	}
+}
+
+// groups are the runs of equal signatures in a sorted order: end[i] is the
+// position after group i. Only orders within a group are tried.
+type groups struct {
+	n   int
+	end [MaxWorkers + 1]uint8
+}
+
+// sortBySig sorts ids by sig (stable, so each group starts in ascending id
+// order) and returns the groups of equal signatures.
+func sortBySig(ids []uint8, sig []uint64) groups {
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && sig[ids[j]] < sig[ids[j-1]]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+	var g groups
+	for i := 1; i <= len(ids); i++ {
+		if i == len(ids) || sig[ids[i]] != sig[ids[i-1]] {
+			g.end[g.n] = uint8(i)
+			g.n++
+		}
+	}
+	return g
+}
+
+// next advances ids to the next order that permutes within groups only,
+// like an odometer of lexicographic permutations; it returns false (with
+// ids back at the first order) after the last.
+func (g *groups) next(ids []uint8) bool {
+	for i := g.n - 1; i >= 0; i-- {
+		lo := 0
+		if i > 0 {
+			lo = int(g.end[i-1])
+		}
+		if nextPerm(ids[lo:g.end[i]]) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextPerm is the lexicographic next permutation; after the last it
+// restores ascending order and returns false.
+func nextPerm(a []uint8) bool {
+	i := len(a) - 2
+	for i >= 0 && a[i] >= a[i+1] {
+		i--
+	}
+	if i < 0 {
+		for l, r := 0, len(a)-1; l < r; l, r = l+1, r-1 {
+			a[l], a[r] = a[r], a[l]
+		}
+		return false
+	}
+	j := len(a) - 1
+	for a[j] <= a[i] {
+		j--
+	}
+	a[i], a[j] = a[j], a[i]
+	for l, r := i+1, len(a)-1; l < r; l, r = l+1, r-1 {
+		a[l], a[r] = a[r], a[l]
+	}
+	return true
+}
