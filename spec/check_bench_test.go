@@ -18,11 +18,14 @@ func cpuTime(b *testing.B) time.Duration {
 
 // benchCheck checks a generated history of the reference protocol b.N times.
 // Besides time per op it reports events per second of wall time, CPU
-// seconds per check (user + system, which a busy machine does not inflate),
-// and the peak of the Go heap seen by a sampler every 10 ms.
+// seconds per check (user + system, which a busy machine inflates far less
+// than wall time), the peak of the Go heap seen by a sampler every 10 ms, and
+// the heap that the history alone holds before the check.
 func benchCheck(b *testing.B, events, resources, workers int) {
 	h := genHistory(1, events, resources, workers)
 	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
 	var peak uint64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -54,6 +57,7 @@ func benchCheck(b *testing.B, events, resources, workers int) {
 	b.ReportMetric(float64(len(h.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(before.HeapAlloc)/(1<<20), "history-heap-MiB")
 }
 
 // BenchmarkCheck is a history of ordinary size: 10,000 events over 20

@@ -193,10 +193,14 @@ func sinkModel(partial bool, grantOp string) porcupine.Model {
 		DescribeOperation: func(input, output any) string { return describeSinkOp(input.(SinkInput), output.(SinkOutput)) },
 		DescribeState:     func(state any) string { return describeSinkState(state.(sinkState)) },
 		DescribeOperationMetadata: func(info any) string {
-			if info == nil {
+			m, ok := info.(opMeta)
+			switch {
+			case !ok:
 				return ""
+			case m.end < 0:
+				return fmt.Sprintf("%s: event %d", m.process, m.inv)
 			}
-			return info.(string)
+			return fmt.Sprintf("%s: events %d-%d", m.process, m.inv, m.end)
 		},
 	}
 }
@@ -319,6 +323,13 @@ func opsOf(h *history.History, resource string) []op {
 	return ops
 }
 
+// opMeta is the metadata of a porcupine operation: its process and events
+// (end -1: unknown outcome); the models describe it for visualizations.
+type opMeta struct {
+	process  string
+	inv, end int
+}
+
 // SinkOperations returns the sink operations (advance, write, read) on one
 // resource as porcupine operations for SinkModel: Call and Return are event
 // positions (so that "before" is line order); an info or open operation
@@ -427,9 +438,9 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 			id = len(clients)
 			clients[p] = id
 		}
-		meta := fmt.Sprintf("%s: event %d", p, o.inv)
+		meta := opMeta{p, o.inv, -1}
 		if res.Known {
-			meta = fmt.Sprintf("%s: events %d-%d", p, o.inv, o.end)
+			meta.end = o.end
 		}
 		out = append(out, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: res, Return: ret, Metadata: meta})
 	}
@@ -446,6 +457,7 @@ func (c *resCtx) checkLinearizableSink(opt Options) {
 		return
 	}
 	m := SinkModel(c.partial)
+	m.Partition = nil // the operations are those of one resource already
 	switch porcupine.CheckOperationsTimeout(m, ops, opt.Timeout) {
 	case porcupine.Ok:
 		return
