@@ -84,6 +84,7 @@ func Check(h *history.History, opt Options) Report {
 		groups[g] = append(groups[g], op{inv: o.Invoke, end: o.Complete, kind: kindOf(e.F), res: h.Result(o)})
 	}
 
+	dups := duplicated(h)
 	results := make([]resResult, len(names))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -95,6 +96,7 @@ func Check(h *history.History, opt Options) Report {
 					return
 				}
 				c := newResCtx(h, names[g], groups[g])
+				c.dups = dups
 				c.checkAll(opt)
 				results[g] = c.result()
 				groups[g] = nil // let the memory go
@@ -163,6 +165,7 @@ type resCtx struct {
 	ops     []op // in invoke order
 	found   map[string][]Violation
 	unknown []string
+	dups    dupSet
 
 	// Indexes built once by newResCtx.
 	grants       []grant         // distinct grants, in order of their first ok line
@@ -170,6 +173,40 @@ type resCtx struct {
 	firstAttempt map[reqKey]int  // request -> invoke line of its first non-fail attempt
 	firstInfoAcq int             // invoke line of the first info/open acquire, or -1
 	tokenGrants  map[int64][]int // token -> its grants, in order
+}
+
+// dupSet names the processes whose messages a duplicate fault hit (all:
+// every process, for a fault that names no target).
+type dupSet struct {
+	all   bool
+	procs map[string]bool
+}
+
+func (d dupSet) hit(process string) bool { return d.all || d.procs[process] }
+
+// duplicated collects the processes that duplicate faults hit: the fault's
+// process, or its value.target when the process is the nemesis.
+func duplicated(h *history.History) dupSet {
+	var d dupSet
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.F != history.Duplicate {
+			continue
+		}
+		p := e.Process
+		if p == history.Nemesis {
+			p = e.Value.Target
+		}
+		if p == "" || p == history.Nemesis {
+			d.all = true
+			continue
+		}
+		if d.procs == nil {
+			d.procs = map[string]bool{}
+		}
+		d.procs[p] = true
+	}
+	return d
 }
 
 // reqKey identifies an acquire request: the coordinator's deduplication key.

@@ -510,3 +510,19 @@ func TestAbsoluteValidity(t *testing.T) {
 {"time":200,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
 `)
 }
+
+func TestDuplicateMakesFailedWritesUnknown(t *testing.T) {
+	// The first copy of w1's duplicated write stored the payload; the
+	// client saw the second copy's fenced. Without the fault the read
+	// would have no explanation.
+	ops := grant1 + `{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":1,"process":"nemesis","type":"info","f":"duplicate","value":{"target":"w1"}}
+{"time":2,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":2,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":3,"process":"w1","type":"fail","f":"write","resource":"job","value":{"error":"fenced"}}
+{"time":4,"process":"w2","type":"invoke","f":"read","resource":"job","value":{"resultId":"r"}}
+{"time":4,"process":"w2","type":"ok","f":"read","resource":"job","value":{"payload":"a"}}
+`
+	expect(t, ops)
+	expect(t, strings.Replace(ops, `"target":"w1"`, `"target":"w3"`, 1), LinearizableSink)
+}

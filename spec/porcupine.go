@@ -334,10 +334,14 @@ type opMeta struct {
 // resource as porcupine operations for SinkModel: Call and Return are event
 // positions (so that "before" is line order); an info or open operation
 // returns at math.MaxInt64 with an unknown output; failed operations, info
-// reads and info writes whose effect nothing could observe are left out.
+// reads and info writes whose effect nothing could observe are left out. A
+// failed write of a process that a duplicate fault hit counts as unknown: a
+// copy of it may have taken effect.
 // ClientId numbers the processes densely; Metadata names the events.
 func SinkOperations(h *history.History, resource string) []porcupine.Operation {
-	return newResCtx(h, resource, opsOf(h, resource)).sinkOperations(false, math.MaxInt)
+	c := newResCtx(h, resource, opsOf(h, resource))
+	c.dups = duplicated(h)
+	return c.sinkOperations(false, math.MaxInt)
 }
 
 // EndToEndOperations returns the operations on one resource as porcupine
@@ -347,7 +351,9 @@ func SinkOperations(h *history.History, resource string) []porcupine.Operation {
 // acquires have unknown outputs; writes and reads as in SinkOperations;
 // advances, renews and releases are left out.
 func EndToEndOperations(h *history.History, resource string) []porcupine.Operation {
-	return newResCtx(h, resource, opsOf(h, resource)).sinkOperations(true, math.MaxInt)
+	c := newResCtx(h, resource, opsOf(h, resource))
+	c.dups = duplicated(h)
+	return c.sinkOperations(true, math.MaxInt)
 }
 
 // SinkLinearization checks the sink operations of one resource and returns
@@ -389,7 +395,11 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 	clients := map[string]int{}
 	var out []porcupine.Operation
 	for i, o := range c.ops {
-		if o.inv > cut || o.res == history.Fail {
+		// A duplicated request breaks the premise that a fail took no
+		// effect: the first copy may have written and the client seen the
+		// second copy's fenced or conflict. Such a fail counts as unknown.
+		failUnknown := o.kind == kWrite && c.dups.hit(c.h.Events[o.inv].Process)
+		if o.inv > cut || o.res == history.Fail && !failUnknown {
 			continue
 		}
 		v := c.in(i)
