@@ -45,9 +45,9 @@ func total(res Result) Stats {
 }
 
 // checkAtomicPasses asserts that no run of the atomic sink violated an
-// invariant beyond Expected, and that the runs did what they are for: pauses,
-// takeovers, stale writes fenced.
-func checkAtomicPasses(t *testing.T, res Result) {
+// invariant beyond Expected; with exercised, also that the runs did what
+// they are for: pauses, takeovers, stale writes fenced.
+func checkAtomicPasses(t *testing.T, res Result, exercised bool) {
 	t.Helper()
 	for _, r := range res.Runs {
 		if r.Caught() || len(r.Report.Unknown) > 0 {
@@ -58,7 +58,7 @@ func checkAtomicPasses(t *testing.T, res Result) {
 	}
 	s := total(res)
 	t.Logf("%d runs passed in %v: %+v", len(res.Runs), res.Elapsed.Round(time.Millisecond), s)
-	if s.Pauses == 0 || s.Takeovers == 0 || s.Writes[history.Fenced] == 0 || s.Writes[history.Written] == 0 {
+	if exercised && (s.Pauses == 0 || s.Takeovers == 0 || s.Writes[history.Fenced] == 0 || s.Writes[history.Written] == 0) {
 		t.Fatalf("the runs did not exercise takeovers and stale writes: %+v", s)
 	}
 }
@@ -79,7 +79,7 @@ func TestAtomicSQLitePasses(t *testing.T) {
 	if testing.Short() {
 		runs = 5
 	}
-	checkAtomicPasses(t, run(t, runConfig(SQLite, "", Atomic, runs, 1)))
+	checkAtomicPasses(t, run(t, runConfig(SQLite, "", Atomic, runs, 1)), true)
 }
 
 func TestCheckThenWriteSQLiteCaught(t *testing.T) {
@@ -93,7 +93,7 @@ func TestAtomicPostgresPasses(t *testing.T) {
 	if testing.Short() {
 		runs = 3
 	}
-	checkAtomicPasses(t, run(t, runConfig(Postgres, needPostgres(t), Atomic, runs, 1)))
+	checkAtomicPasses(t, run(t, runConfig(Postgres, needPostgres(t), Atomic, runs, 1)), true)
 }
 
 func TestCheckThenWritePostgresCaught(t *testing.T) {
@@ -114,7 +114,9 @@ func TestProcessWorkers(t *testing.T) {
 			cfg := runConfig(db, dsn, Atomic, 3, 7)
 			cfg.Workers, cfg.Procs, cfg.PauseProb = 1, 3, 0.3
 			res := run(t, cfg)
-			checkAtomicPasses(t, res)
+			// Where a SIGSTOP lands is up to the scheduler: stale writes are
+			// likely here, not certain.
+			checkAtomicPasses(t, res, false)
 			stopped := 0
 			for _, r := range res.Runs {
 				for _, e := range r.History.Events {
@@ -186,7 +188,7 @@ func TestSoak(t *testing.T) {
 			dsn = needPostgres(t)
 		}
 		atomic := run(t, runConfig(db, dsn, Atomic, *soak, 1000))
-		checkAtomicPasses(t, atomic)
+		checkAtomicPasses(t, atomic, true)
 		ctw := run(t, runConfig(db, dsn, CheckThenWrite, *soak, 1000))
 		t.Logf("%s check-then-write: %d of %d runs caught, first at run %d", db, ctw.Caught, len(ctw.Runs), ctw.FirstCaught)
 		if ctw.Caught == 0 {
