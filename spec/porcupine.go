@@ -19,12 +19,12 @@ import (
 // the article (FencedSink, one per resource), or on the ideal end-to-end
 // object of EndToEndModel.
 type SinkInput struct {
-	Resource string
+	Resource string // the resource whose sink (or object) it acts on
 	// Op is history.Advance, history.Write or history.Read; the end-to-end
 	// object has history.Acquire in place of history.Advance.
 	Op       string
-	Token    int64 // write: the token it carries
-	ResultID string
+	Token    int64  // write: the token it carries
+	ResultID string // write, read: the result id
 	Payload  string // write: the payload
 }
 
