@@ -15,7 +15,7 @@ func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
 	if testing.Short() {
 		opt.Runs = 1000
 	}
-	results, err := Campaign(context.Background(), spec.Variants, opt)
+	results, err := Campaign(context.Background(), spec.All(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

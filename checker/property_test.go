@@ -81,6 +81,8 @@ func (r *recorder) Log(...any)                        {}
 func TestHarnessCatchesCheckThenWrite(t *testing.T) {
 	setFlag(t, "rapid.nofailfile", "true") // an expected failure leaves no fail file behind
 	setFlag(t, "rapid.shrinktime", (5 * time.Second).String())
+	setFlag(t, "rapid.seed", "1") // a fixed seed: this test must not depend on luck
+	setFlag(t, "rapid.checks", "1000")
 	m, err := model.New(model.DefaultConfig(), model.Protocol{CheckThenWrite: true})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,9 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 						buf = append(buf, Action{Kind: Renew, Worker: w, Replica: rep},
 							Action{Kind: Release, Worker: w, Replica: rep})
 					}
-					buf = append(buf, Action{Kind: Write, Worker: w})
+					if !m.Protocol.HolderClock || wk.Left > 0 {
+						buf = append(buf, Action{Kind: Write, Worker: w})
+					}
 					if int(s.Forged) < c.Forgeries {
 						buf = append(buf, Action{Kind: Forge, Worker: w})
 					}

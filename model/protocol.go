@@ -39,4 +39,24 @@ type Protocol struct {
 	// SinkDeadline: the sink also stores the lease deadline (sent with each
 	// advance and renew) and rejects writes that arrive at or after it.
 	SinkDeadline bool `json:"sinkDeadline,omitempty"`
+
+	// FailoverResetsTTL: when a coordinator restarts, every lease's
+	// remaining time restarts at the full ttl (etcd, ZooKeeper and Consul
+	// document this for leader failover).
+	FailoverResetsTTL bool `json:"failoverResetsTtl,omitempty"`
+	// NoFence: the write target checks no token at all: only the lease's
+	// TTL stands between a stale holder and the data (a lock service with
+	// no fencing token, such as Redlock).
+	NoFence bool `json:"noFence,omitempty"`
+	// HolderClock: the holder judges its lease's expiry on its own clock
+	// and writes only while it believes the lease valid (Kubernetes
+	// client-go leader election).
+	HolderClock bool `json:"holderClock,omitempty"`
+	// SchedulerCheck: the attempt's token is checked against the
+	// scheduler's (coordinator's) own bookkeeping, and the side effect is
+	// then written to a target that checks nothing (the job-runner pattern).
+	SchedulerCheck bool `json:"schedulerCheck,omitempty"`
+	// DedupBeforeFence: the sink looks up the result id before the fence, so
+	// a stale writer's replay of an already committed result is answered OK.
+	DedupBeforeFence bool `json:"dedupBeforeFence,omitempty"`
 }

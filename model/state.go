@@ -40,6 +40,9 @@ type Worker struct {
 	Req     uint8 // sequence of the current acquire request
 	Paused  bool
 	Skew    int8 // the worker clock's offset from the coordinator's
+	// Left is the lease time the holder believes it has, on its own clock
+	// (holder-clock only; 0 otherwise).
+	Left int8
 }
 
 // Coordinator is one coordinator replica. With one replica, it is the

@@ -149,12 +149,23 @@ func (st *stepper) do(a Action) {
 		st.fault(Process(w), history.Restart, history.Value{})
 	case Restart:
 		s.Restarts++
+		co := &s.Coord[a.Replica]
 		if m.Protocol.VolatileCounter {
-			s.Coord[a.Replica].Counter = [MaxResources]uint8{}
+			co.Counter = [MaxResources]uint8{}
+		}
+		if m.Protocol.FailoverResetsTTL {
+			for r := range co.Lease {
+				if l := &co.Lease[r]; l.Holder != 0 && l.Left > 0 {
+					l.Left = int8(m.Config.TTL)
+				}
+			}
 		}
 		st.fault(CoordinatorName(a.Replica), history.Crash, history.Value{})
 		st.fault(CoordinatorName(a.Replica), history.Restart, history.Value{})
 	case SetClock:
+		if m.Protocol.HolderClock && wk.Token != 0 {
+			wk.Left = clampLeft(int(wk.Left) - int(a.Skew-wk.Skew)) // the holder's clock jumped
+		}
 		wk.Skew = a.Skew
 		st.fault(Process(w), history.Clock, history.Value{Offset: int64(a.Skew)})
 	}
@@ -243,6 +254,13 @@ func (st *stepper) tick() {
 		for i := 1; i <= int(g.Grants); i++ {
 			g.Grant[i].Early = clampLeft(int(g.Grant[i].Early) - 1)
 			g.Grant[i].Late = clampLeft(int(g.Grant[i].Late) - 1)
+		}
+	}
+	if m.Protocol.HolderClock {
+		for w := range s.Workers {
+			if wk := &s.Workers[w]; wk.Token != 0 {
+				wk.Left = clampLeft(int(wk.Left) - 1)
+			}
 		}
 	}
 	limit := m.ageCap()
@@ -414,8 +432,23 @@ func (st *stepper) release(msg *Msg) {
 // protocol is check-then-write) the idempotent result write.
 func (st *stepper) write(msg *Msg) {
 	s, p := st.s, &st.m.Protocol
-	fence := s.Sink.Fence[st.m.fenceIndex(msg.Res)]
-	pass := msg.Token == fence || (p.AcceptHigherToken && msg.Token > fence)
+	if p.DedupBeforeFence && st.stored(msg) {
+		st.commit(msg) // the idempotency record answers before the fence is looked at
+		return
+	}
+	var pass bool
+	switch {
+	case p.SchedulerCheck:
+		// The scheduler checks the attempt against its own bookkeeping; the
+		// target then writes whatever it is sent.
+		l := &s.Coord[msg.Replica].Lease[msg.Res]
+		pass = l.Holder == msg.Worker+1 && l.Inc == msg.Inc && l.Token == msg.Token && l.Left > 0
+	case p.NoFence:
+		pass = true
+	default:
+		fence := s.Sink.Fence[st.m.fenceIndex(msg.Res)]
+		pass = msg.Token == fence || (p.AcceptHigherToken && msg.Token > fence)
+	}
 	if !pass {
 		st.fact = Fact{Kind: WriteFenced, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant}
 		st.writeReply(msg, RepFenced)
@@ -425,13 +458,24 @@ func (st *stepper) write(msg *Msg) {
 		st.writeReply(msg, RepExpired)
 		return
 	}
-	if p.CheckThenWrite {
+	if p.CheckThenWrite || p.SchedulerCheck {
 		c := *msg
 		c.Kind = Commit
 		st.send(c)
 		return
 	}
 	st.commit(msg)
+}
+
+// stored reports whether the sink holds a result under msg's key.
+func (st *stepper) stored(msg *Msg) bool {
+	s := st.s
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		if res := &s.Sink.Results[i]; res.Res == msg.Res && res.Key == msg.Req {
+			return true
+		}
+	}
+	return false
 }
 
 // commit stores the result unless another payload holds its key.
@@ -496,7 +540,7 @@ func (st *stepper) receive(msg *Msg) {
 	f := opName[want]
 	if msg.Code != RepOK && msg.Code != RepReplayed {
 		if msg.Code != RepHeld && msg.Code != RepConflict {
-			wk.Token, wk.Grant = 0, 0 // the lease is gone
+			wk.Token, wk.Grant, wk.Left = 0, 0, 0 // the lease is gone
 		}
 		st.emit(Process(w), history.Fail, f, msg.Res, func() history.Value {
 			return history.Value{Error: codeNames[msg.Code]}
@@ -511,6 +555,12 @@ func (st *stepper) receive(msg *Msg) {
 		st.fact = Fact{Kind: GrantSeen, Res: msg.Res, Worker: w, Replica: msg.Replica, Token: msg.Token, Grant: msg.Grant}
 	case OpRelease:
 		wk.Token, wk.Grant = 0, 0
+	}
+	if st.m.Protocol.HolderClock && (want == OpAcquire || want == OpRenew) {
+		wk.Left = int8(st.m.Config.TTL) // the holder counts its lease from the reply
+	}
+	if wk.Token == 0 {
+		wk.Left = 0
 	}
 	st.emit(Process(w), history.OK, f, msg.Res, func() history.Value {
 		var v history.Value

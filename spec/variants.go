@@ -22,7 +22,9 @@ type Variant struct {
 	Why string
 }
 
-// Expectation is the verdict a variant is expected to get. A variant whose
+// Expectation is the verdict a variant is expected to get. A target that
+// checks no fence lets the history checker infer, from a stale write it
+// accepted, a fence below a granted token (fence-before-grant). A variant whose
 // sink departs from the sequential fenced-sink spec (a fence that moves down,
 // is shared, is advanced late, or accepts bigger tokens) may also be caught by
 // porcupine as linearizable-sink.
@@ -174,6 +176,62 @@ var Variants = []Variant{
 		Why: "The write target takes part in the deadline protocol, so a stale write is rejected from the " +
 			"deadline on, before any takeover: it holds absolute validity too (with equal clocks).",
 	},
+}
+
+// RealWorld lists variants that reproduce the documented behaviour of lease
+// systems people run today, named by behaviour rather than product
+// (docs/variants/ cites each product's documentation).
+var RealWorld = []Variant{
+	{
+		Name:     "failover-ttl-reset",
+		Summary:  "a coordinator failover restarts every lease's TTL in full (etcd, ZooKeeper, Consul)",
+		Protocol: model.Protocol{FailoverResetsTTL: true},
+		Expect:   Expectation{Violates: nonGuarantee | SetOf(RenewValidity)},
+		Why: "Leases only get longer, so exclusivity holds; but a holder whose deadline has passed can " +
+			"still renew after a failover, and a takeover waits up to a full TTL more.",
+	},
+	{
+		Name:     "holder-clock",
+		Summary:  "the holder judges expiry on its own clock and the target checks no token (Kubernetes client-go leader election)",
+		Protocol: model.Protocol{HolderClock: true, NoFence: true},
+		Expect:   Expectation{Violates: nonGuarantee | SetOf(Fencing), May: SetOf(LinearizableSink, IdempotentResult, FenceBeforeGrant)},
+		Why: "The holder stops writing when its own clock says the lease is over, but a write it sent " +
+			"just before (or a clock that jumped back) lands after another holder took over: without a " +
+			"token at the target nothing rejects it.",
+	},
+	{
+		Name:     "ttl-only-lock",
+		Summary:  "a lock service with no fencing token at all, only a TTL (Redlock)",
+		Protocol: model.Protocol{NoFence: true},
+		Expect:   Expectation{Violates: nonGuarantee | SetOf(Fencing), May: SetOf(LinearizableSink, IdempotentResult, FenceBeforeGrant)},
+		Why: "When the holder pauses past the TTL, the lock goes to another client and the paused " +
+			"client's write still lands: a TTL alone cannot fence.",
+	},
+	{
+		Name:     "scheduler-only-check",
+		Summary:  "the attempt is checked only against the scheduler's bookkeeping, not at the side effect's target (job runners)",
+		Protocol: model.Protocol{SchedulerCheck: true},
+		Expect: Expectation{Violates: nonGuarantee | SetOf(Fencing),
+			May: SetOf(LinearizableSink, ResourceIndependence)},
+		Why: "The scheduler confirms the attempt, then the side effect is written to a target that checks " +
+			"nothing; a takeover between the two lets the stale attempt's effect land.",
+	},
+	{
+		Name:     "dedup-before-fence",
+		Summary:  "the idempotency record is checked before the fence, so a stale writer's replay of a committed result is answered OK",
+		Protocol: model.Protocol{DedupBeforeFence: true},
+		Expect: Expectation{Violates: nonGuarantee | SetOf(Fencing),
+			May: SetOf(LinearizableSink, FenceBeforeGrant)},
+		Why: "It keeps the data safe — a stale writer can only replay the exact result already stored, " +
+			"so idempotent-result holds — and answers retries cheaply; it gives up fencing as an " +
+			"observable guarantee: a stale writer is told OK after the takeover.",
+	},
+}
+
+// All returns every built-in variant: the contract's catalogue, then the
+// real-world behaviours.
+func All() []Variant {
+	return append(append([]Variant(nil), Variants...), RealWorld...)
 }
 
 // LookupVariant returns the variant with the given name among vs.

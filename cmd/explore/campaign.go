@@ -46,7 +46,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, err
 	opt.Progress = func(v string, done, total int) {
 		show("%-20s %5d/%d runs  %s", v, done, total, time.Since(start).Round(time.Second))
 	}
-	results, err := checker.Campaign(ctx, spec.Variants, opt)
+	results, err := checker.Campaign(ctx, spec.All(), opt)
 	show("")
 	if err != nil {
 		return 0, err
@@ -152,7 +152,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
-	v, err := spec.LookupVariant(spec.Variants, *name)
+	v, err := spec.LookupVariant(spec.All(), *name)
 	if err != nil {
 		return 0, usagef("--variant: %v", err)
 	}

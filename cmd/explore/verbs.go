@@ -35,7 +35,7 @@ func runVariants(_ context.Context, args []string, stdout io.Writer) (int, error
 		May      []string `json:"may,omitempty"`
 	}
 	var rows []row
-	for _, v := range spec.Variants {
+	for _, v := range spec.All() {
 		rows = append(rows, row{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
 	}
 	if *jsonOut {
