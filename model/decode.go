@@ -13,15 +13,15 @@ func (m *Machine) Decode(b []byte, s *State) ([]byte, error) {
 	*s = State{}
 	c := &m.Config
 	nw, nr, nc := c.Workers, c.Resources, c.Replicas
-	fixed := nw*9 + nc*nr*(6+4*nw) + nr*2 + 1
+	fixed := nw*10 + nc*nr*(6+4*nw) + nr*2 + 1
 	if len(b) < fixed {
 		return nil, errEncoding
 	}
 	for w := 0; w < nw; w++ {
 		wk := &s.Workers[w]
 		wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req = b[0], b[1], b[2], b[3], b[4], b[5], b[6]
-		wk.Paused, wk.Skew = b[7] != 0, int8(b[8])
-		b = b[9:]
+		wk.Paused, wk.Skew, wk.Left = b[7] != 0, int8(b[8]), int8(b[9])
+		b = b[10:]
 	}
 	for rep := 0; rep < nc; rep++ {
 		co := &s.Coord[rep]
