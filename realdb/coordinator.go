@@ -66,7 +66,7 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	leases map[string]lease
-	grants map[string]grantRecord // by request id
+	grants map[string]grantRecord // by request id, for the coordinator's lifetime
 }
 
 type lease struct {

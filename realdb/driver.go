@@ -90,7 +90,9 @@ type RunResult struct {
 // Expected.
 func (r RunResult) Caught() bool { return len(r.Unexpected) > 0 }
 
-// Stats counts what happened in a run.
+// Stats counts what happened in a run: events recorded, leases granted
+// (Takeovers: granted while the previous holder had not released), pauses
+// and reads.
 type Stats struct {
 	Events, Grants, Takeovers, Pauses, Reads int
 	// Writes by outcome: written, replayed, fenced, conflict (and info for
@@ -499,6 +501,9 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 		cmd.Env = append(os.Environ(), WorkerEnv+"="+string(env))
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
+		// Cancellation kills the workers (CommandContext); Pdeathsig also kills
+		// them if the driver dies first (strictly: if the thread that started
+		// them ends, which Go threads seldom do).
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		cmd.WaitDelay = time.Second
 		p := &proc{id: s.ID, cmd: cmd, rec: rec, prob: cfg.PauseProb, ttl: cfg.TTL,
@@ -519,8 +524,10 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 			defer wg.Done()
 			err := p.cmd.Wait()
 			close(p.done)
-			if err != nil {
-				fail(fmt.Errorf("worker %s: %w: %s", p.id, err, bytes.TrimSpace(stderr[i].Bytes())))
+			if out := bytes.TrimSpace(stderr[i].Bytes()); err != nil && len(out) > 0 {
+				fail(fmt.Errorf("worker %s: %w: %s", p.id, err, out))
+			} else if err != nil {
+				fail(fmt.Errorf("worker %s: %w", p.id, err))
 			}
 		}()
 		go func() {

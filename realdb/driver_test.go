@@ -3,6 +3,7 @@ package realdb
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"strings"
 	"testing"
@@ -160,6 +161,24 @@ func TestRunHistoryIsWellFormed(t *testing.T) {
 	if writes == 0 {
 		t.Fatal("no writes")
 	}
+}
+
+// TestRunTimeout lets a run with process workers outlast its RunTimeout:
+// Run returns the error once every worker has been killed and reaped.
+func TestRunTimeout(t *testing.T) {
+	cfg := runConfig(SQLite, "", Atomic, 1, 5)
+	cfg.Workers, cfg.Procs, cfg.Attempts = 1, 2, 1000
+	cfg.PauseProb = 1 // paused at every point: the run would take minutes
+	cfg.RunTimeout = 500 * time.Millisecond
+	start := time.Now()
+	_, err := Run(context.Background(), cfg)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run = %v, want the run's deadline", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("Run took %v to give up", d)
+	}
+	t.Log(err)
 }
 
 func TestConfigErrors(t *testing.T) {
