@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fencecheck/history"
 	"fencecheck/model"
 	"fencecheck/spec"
 )
@@ -63,4 +64,16 @@ func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
 		}
 	}
 	return run
+}
+
+// Counterexample turns a shrunk run into a history file whose expect lists
+// everything the run violates, so that replaying it is a regression test.
+func Counterexample(variant string, seed uint64, run *model.Run, note string) *history.History {
+	_, judged := Lenient(run.M, run.Actions)
+	violated := Violations(run, judged)
+	expect := violated.IDs()
+	if expect == nil {
+		expect = []string{}
+	}
+	return run.History(variant, seed, expect, note)
 }

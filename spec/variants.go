@@ -247,3 +247,16 @@ func LookupVariant(vs []Variant, name string) (Variant, error) {
 	}
 	return Variant{}, fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(names, ", "))
 }
+
+// Headline is the invariant a variant's counterexample is about: the first
+// it must violate beyond plain fencing's non-guarantee, or that non-guarantee
+// itself for the reference; "" for a variant expected to hold everything.
+func (v Variant) Headline() string {
+	if ids := (v.Expect.Violates &^ nonGuarantee).IDs(); len(ids) > 0 {
+		return ids[0]
+	}
+	if ids := v.Expect.Violates.IDs(); len(ids) > 0 {
+		return ids[0]
+	}
+	return ""
+}

@@ -78,7 +78,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, err
 			if found {
 				c.Verdict = "violated"
 				f := r.Finding(inv.ID)
-				h := counterexample(r.Variant.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s (campaign seed %d, run %d, shrunk)", r.Variant.Name, inv.ID, opt.Seed, f.FirstRun))
+				h := checker.Counterexample(r.Variant.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s (campaign seed %d, run %d, shrunk)", r.Variant.Name, inv.ID, opt.Seed, f.FirstRun))
 				c.Ops = len(h.Ops())
 				path, err := save(filepath.Join(*out, r.Variant.Name), inv.ID, h)
 				if err != nil {
@@ -214,7 +214,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 		fmt.Fprintf(stdout, "%s: no violation found (%s)\n", v.Name, time.Since(start).Round(time.Millisecond))
 		return exitOK, nil
 	}
-	h := counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
+	h := checker.Counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
 	path, err := save(filepath.Join(*out, v.Name), inv, h)
 	if err != nil {
 		return 0, err

@@ -13,7 +13,6 @@ import (
 
 	"fencecheck/checker"
 	"fencecheck/history"
-	"fencecheck/model"
 	"fencecheck/spec"
 	"fencecheck/viz"
 )
@@ -268,14 +267,6 @@ func save(dir, base string, h *history.History) (string, error) {
 		return "", err
 	}
 	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)
-}
-
-// counterexample turns a shrunk run into a history file whose expect lists
-// everything it violates, so that replay exits 0 on it.
-func counterexample(variant string, seed uint64, run *model.Run, note string) *history.History {
-	_, judged := checker.Lenient(run.M, run.Actions)
-	violated := checker.Violations(run, judged)
-	return run.History(variant, seed, nonNil(violated.IDs()), note)
 }
 
 func progress(enabled bool) func(format string, args ...any) {
