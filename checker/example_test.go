@@ -1,0 +1,75 @@
+package checker_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"fencecheck/checker"
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// A user's own protocol change, declared outside fencecheck: "I want to renew
+// on the worker's send time — is it safe?" The campaign answers with the
+// verdict and the shortest story it found.
+func Example_userVariant() {
+	mine := spec.Variant{
+		Name:     "renew-from-send-time",
+		Summary:  "a renew's new deadline counts from the time the worker sent it",
+		Protocol: model.Protocol{RenewFromSendTime: true},
+		// The hope: as safe as the reference (which gives up only absolute validity).
+		Expect: spec.Expectation{Violates: spec.SetOf(spec.AbsoluteValidity)},
+	}
+	opt := checker.DefaultCampaign()
+	opt.Runs = 1000
+	results, err := checker.Campaign(context.Background(), []spec.Variant{mine}, opt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := results[0]
+	fmt.Println("as safe as hoped:", r.Expected())
+	fmt.Println(mine.Expect.Unexpected(r.Violated))
+	f := r.Finding(spec.ExclusiveLease)
+	h := checker.Counterexample(mine.Name, opt.Seed, f.Run, "")
+	fmt.Printf("counterexample: %d operations\n", len(h.Ops()))
+	for _, e := range h.Events {
+		fmt.Println(strings.TrimSpace(fmt.Sprintf("t=%d %s %s %s %s", e.Time, e.Process, e.Type, e.F,
+			brief(e.Value.Token, e.Value.Error, e.Value.Offset))))
+	}
+	// Output:
+	// as safe as hoped: false
+	// unexpected violations: exclusive-lease, renew-validity
+	// counterexample: 7 operations
+	// t=0 w1 invoke acquire
+	// t=0 w2 info clock offset=-1
+	// t=0 w2 invoke acquire
+	// t=0 w1 info clock offset=1
+	// t=0 coordinator invoke advance
+	// t=0 coordinator ok advance token=1
+	// t=0 w2 info clock offset=-2
+	// t=0 w2 ok acquire token=1
+	// t=0 w1 info acquire
+	// t=0 w1 info crash
+	// t=0 w1 info restart
+	// t=0 w2 invoke renew token=1
+	// t=0 w1 invoke acquire
+	// t=0 w1 info acquire
+	// t=0 w1 info clock offset=-2
+	// t=1 w1 invoke acquire
+	// t=1 coordinator invoke advance
+	// t=1 coordinator ok advance token=2
+}
+
+func brief(token int64, err string, offset int64) string {
+	switch {
+	case err != "":
+		return err
+	case offset != 0:
+		return fmt.Sprintf("offset=%d", offset)
+	case token != 0:
+		return fmt.Sprintf("token=%d", token)
+	}
+	return ""
+}
