@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func explore(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCheckMalformedExits2NamingFileLineField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	body := `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job-1","value":{"owner":"w1","incarnation":1,"requestId":"r","ttl":3}}
+{"time":"soon","process":"w1","type":"ok","f":"acquire","resource":"job-1","value":{"token":1}}
+`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"check", "replay", "viz"} {
+		code, stdout, stderr := explore(t, verb, path)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2", verb, code)
+		}
+		if !strings.Contains(stderr, path+":2:") || !strings.Contains(stderr, `"time"`) {
+			t.Errorf("%s: stderr %q does not name file, line 2 and field time", verb, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%s: wrote %q to stdout on an input error", verb, stdout)
+		}
+	}
+}
+
+func TestCheckSeedHistories(t *testing.T) {
+	files, _ := filepath.Glob("../../histories/seed/*.jsonl")
+	if len(files) != 5 {
+		t.Fatalf("found %d seed histories, want 5", len(files))
+	}
+	for _, f := range files {
+		code, stdout, _ := explore(t, "check", "--json", f)
+		if code != 0 {
+			t.Errorf("check %s: exit %d", f, code)
+		}
+		var rep struct {
+			OK         bool `json:"ok"`
+			Events     int  `json:"events"`
+			Violations []struct {
+				Invariant string `json:"invariant"`
+				Events    []int  `json:"events"`
+			} `json:"violations"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("check --json %s: %v\n%s", f, err, stdout)
+		}
+		wantViolation := strings.Contains(f, "2-expired")
+		if rep.Events == 0 || rep.OK == wantViolation || (len(rep.Violations) > 0) != wantViolation {
+			t.Errorf("check %s: %+v", f, rep)
+		}
+	}
+}
+
+func TestCheckUnexpectedViolationExits1(t *testing.T) {
+	h, err := os.ReadFile("../../histories/seed/2-expired-not-taken-over.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same history with expect [] claims nothing is violated.
+	lines := strings.SplitN(string(h), "\n", 2)
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if err := os.WriteFile(path, []byte(lines[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := explore(t, "check", path); code != 1 {
+		t.Fatalf("exit %d, want 1 for a violation no header expects", code)
+	}
+}
+
+func TestReplayAndSearch(t *testing.T) {
+	code, stdout, _ := explore(t, "replay", "../../histories/counterexamples/grant-before-fence.jsonl")
+	if code != 0 || !strings.Contains(stdout, "reproduces") {
+		t.Fatalf("replay: exit %d\n%s", code, stdout)
+	}
+	out := t.TempDir()
+	code, stdout, _ = explore(t, "search", "--variant", "check-then-write", "--invariant", "fencing", "--json", "--out", out)
+	if code != 1 {
+		t.Fatalf("search: exit %d, want 1\n%s", code, stdout)
+	}
+	var res struct {
+		Violation struct {
+			File string `json:"file"`
+		} `json:"violation"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Violation.File == "" {
+		t.Fatalf("search --json: %v\n%s", err, stdout)
+	}
+	if code, stdout, _ := explore(t, "replay", res.Violation.File); code != 0 {
+		t.Fatalf("replay of the saved counterexample: exit %d\n%s", code, stdout)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(res.Violation.File, ".jsonl") + ".html"); err != nil {
+		t.Fatalf("no HTML beside the counterexample: %v", err)
+	}
+	if code, _, _ := explore(t, "search", "--variant", "reference", "--invariant", "fencing", "--runs", "200"); code != 0 {
+		t.Fatalf("search of the reference for fencing: exit %d, want 0", code)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"nonsense"},
+		{"check"},
+		{"check", "--bogus", "x"},
+		{"search", "--variant", "nope"},
+		{"search", "--variant", "reference", "--invariant", "nope"},
+		{"search", "--variant", "reference", "--mode", "dfs"},
+		{"check", "/does/not/exist.jsonl"},
+		{"campaign", "--workers", "9"},
+	} {
+		if code, _, stderr := explore(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+		}
+	}
+	for _, verb := range []string{"campaign", "variants", "invariants", "search", "replay", "check", "viz"} {
+		if code, stdout, _ := explore(t, verb, "--help"); code != 0 || !strings.Contains(stdout, "usage: explore "+verb) {
+			t.Errorf("%s --help: exit %d\n%s", verb, code, stdout)
+		}
+	}
+}
+
+func TestListsAsJSON(t *testing.T) {
+	for _, verb := range []string{"variants", "invariants"} {
+		code, stdout, _ := explore(t, verb, "--json")
+		var v map[string][]map[string]any
+		if code != 0 || json.Unmarshal([]byte(stdout), &v) != nil || len(v[verb]) < 10 {
+			t.Errorf("%s --json: exit %d\n%s", verb, code, stdout)
+		}
+	}
+}
