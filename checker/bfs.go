@@ -16,8 +16,13 @@ import (
 type BFSOptions struct {
 	// Stop is the set of invariants whose violation ends the search with a
 	// shortest counterexample; zero means every invariant. Violations of the
-	// others (the expected ones) are recorded in BFSResult.Violated only.
+	// others (the expected ones) are recorded in BFSResult.Violated and
+	// BFSResult.Shortest only.
 	Stop spec.Set
+	// Exhaustive explores every reachable state whatever is violated:
+	// nothing stops the search, and BFSResult.Shortest gives a shortest
+	// counterexample of every invariant violated (a verdict matrix row).
+	Exhaustive bool
 	// MaxDepth, when positive, bounds the depth: states MaxDepth actions
 	// from the initial state are stored but not expanded.
 	MaxDepth int
@@ -85,14 +90,20 @@ type BFSResult struct {
 	Reduction float64 `json:"reduction"`
 	// Violated is every invariant violated by some judged transition (for a
 	// search that stopped, the transitions of the levels before the last
-	// and of the last level's part before the counterexample).
-	Violated spec.Set `json:"-"`
+	// and of the last level's part before the counterexample); ViolatedIDs
+	// lists them.
+	Violated    spec.Set `json:"-"`
+	ViolatedIDs []string `json:"violated"`
 	// Violation is the stop invariants the counterexample's last step
 	// violates; Counterexample is a shortest run that ends with such a
 	// step, re-executed from the initial state, with its history. Both are
 	// zero when no invariant in Stop was violated.
 	Violation      spec.Set   `json:"-"`
+	ViolationIDs   []string   `json:"violation,omitempty"`
 	Counterexample *model.Run `json:"-"`
+	// Shortest has, for each invariant in Violated (in the order of
+	// spec.Invariants), a shortest run that violates it.
+	Shortest []Shortest `json:"shortest"`
 	// Elapsed is the wall time; Rate the distinct states per second.
 	Elapsed time.Duration `json:"elapsed"`
 	Rate    float64       `json:"rate"`
@@ -115,32 +126,55 @@ type BFSResult struct {
 	OmissionBound float64 `json:"omissionBound"`
 }
 
+// Shortest is a shortest counterexample of one invariant.
+type Shortest struct {
+	Invariant string `json:"invariant"`
+	// Length is the number of actions; Trace their text form (a replayable
+	// trace, see model.ParseAction).
+	Length int        `json:"length"`
+	Trace  []string   `json:"trace"`
+	Run    *model.Run `json:"-"`
+}
+
 // chunkStates is how many states of a level one task expands: fixed, so
 // that no result depends on the number of goroutines.
 const chunkStates = 64
 
+// maxInvariants bounds the invariants a spec.Set can hold.
+const maxInvariants = 16
+
 // BFS explores every state of m reachable from m.Init() within the
 // config's bounds (and opt.MaxDepth), level by level, judging every
-// transition with spec.Judge. It stops at the first level that has a
-// transition violating an invariant in opt.Stop and returns the first such
-// transition in a fixed order (by parent's discovery index, then by the
-// action's index in Enabled) as a shortest counterexample. The result is
-// the same whatever the number of goroutines; on cancellation of ctx it
-// holds the levels completed.
+// transition with spec.Judge. Unless opt.Exhaustive, it stops at the first
+// level that has a transition violating an invariant in opt.Stop and
+// returns the first such transition in a fixed order (by its parent's
+// discovery index, then by the action's index in Enabled) as a shortest
+// counterexample. The result is the same whatever the number of
+// goroutines; on cancellation of ctx it holds the levels completed.
 func BFS(ctx context.Context, m *model.Machine, opt BFSOptions) BFSResult {
-	b := newBFS(m, opt)
-	return b.run(ctx)
+	return newBFS(m, opt).run(ctx)
+}
+
+// edge names a transition: action Act of Enabled(state Parent).
+type edge struct {
+	parent uint32
+	act    uint16
+	ok     bool
 }
 
 // cand is a successor not seen in earlier levels, waiting to be merged.
+// The chunk's bytes hold its key (Encode) then its packed state (Pack).
 type cand struct {
 	hash   uint64
 	parent uint32
 	act    uint16
 	orbit  uint16
-	off    uint32 // its key in the chunk's keys
-	n      uint32
+	off    uint32
+	key    uint16 // length of the key
+	packed uint16 // length of the packed state
 }
+
+const candSize = 24 // bytes of a cand
 
 // chunkOut is what expanding one chunk produced.
 type chunkOut struct {
@@ -148,16 +182,15 @@ type chunkOut struct {
 	keys     []byte
 	violated spec.Set
 	trans    uint64
-	// the chunk's first transition violating a stop invariant
-	stop       bool
-	stopParent uint32
-	stopAct    uint16
+	stop     edge                // the chunk's first transition violating a stop invariant
+	first    [maxInvariants]edge // the chunk's first violation of each invariant
 }
 
 // expander is one goroutine's scratch space.
 type expander struct {
-	canon *model.Canon
-	acts  []model.Action
+	canon   *model.Canon
+	acts    []model.Action
+	s, t, c model.State
 }
 
 type bfs struct {
@@ -167,11 +200,12 @@ type bfs struct {
 	gor   int
 	start time.Time
 
-	keys  arena // exact: every key; hash-compact: the keys of the last two levels
+	keys  arena // exact mode: the key of every state
+	front arena // the packed states of the last two levels
 	seen  *visited
 	paths pathStore
 
-	cur       []uint64 // arena offsets of the level being expanded
+	cur       []uint64 // front offsets of the level being expanded
 	curStart  uint32   // discovery index of its first state
 	depth     int
 	outs      []chunkOut
@@ -180,6 +214,8 @@ type bfs struct {
 	trans     uint64
 	violated  spec.Set
 	levels    []uint64
+	first     [maxInvariants]edge // first violation of each invariant
+	firstLen  [maxInvariants]int
 
 	expanded     atomic.Uint64 // states of the current level done
 	lastProgress time.Time
@@ -192,6 +228,9 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 	b := &bfs{m: m, opt: opt, stop: opt.Stop, gor: opt.Goroutines}
 	if b.stop == 0 {
 		b.stop = ^spec.Set(0)
+	}
+	if opt.Exhaustive {
+		b.stop = 0
 	}
 	if b.gor <= 0 {
 		b.gor = runtime.GOMAXPROCS(0)
@@ -212,16 +251,17 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 func (b *bfs) run(ctx context.Context) BFSResult {
 	b.start = time.Now()
 	b.lastProgress = b.start
-	m := b.m
-	init := m.Init()
-	key, orbit := b.exps[0].canon.Key(&init, nil)
-	b.seen.insert(key, hashKey(key), b.addKey)
+	init := b.m.Init()
+	var rep model.State
+	orbit := b.exps[0].canon.Canonical(&init, &rep)
+	key := b.m.Encode(&rep, nil)
+	b.seen.insert(key, hashKey(key))
+	b.cur = append(b.cur, b.front.add(model.Pack(&rep, nil)))
 	b.paths.add(0, 0)
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
 	stopped := StopComplete
-	var stopParent uint32
-	var stopAct uint16
+	var stop edge
 	for len(b.cur) > 0 {
 		if b.opt.MaxDepth > 0 && b.depth >= b.opt.MaxDepth {
 			stopped = StopDepth
@@ -236,35 +276,38 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 			stopped = StopCancelled
 			break
 		}
-		if winner >= 0 {
-			for k := 0; k <= winner; k++ {
-				b.violated |= b.outs[k].violated
-				b.trans += b.outs[k].trans
-			}
-			stopped = StopViolation
-			stopParent, stopAct = b.outs[winner].stopParent, b.outs[winner].stopAct
+		if winner < len(b.outs) {
+			b.outs = b.outs[:winner+1] // later chunks may be partly done: ignored
+			b.collect()
+			stopped, stop = StopViolation, b.outs[winner].stop
 			break
 		}
+		b.collect()
 		b.merge()
 		b.report()
 	}
 	res := b.result(stopped)
-	if stopped == StopViolation {
-		res.Counterexample, res.Violation = b.rebuild(stopParent, stopAct)
+	if stop.ok {
+		res.Counterexample, res.Violation = b.rebuild(stop, b.stop)
+		res.ViolationIDs = res.Violation.IDs()
+	}
+	for i := range maxInvariants {
+		if e := b.first[i]; e.ok {
+			run, _ := b.rebuild(e, spec.Set(1)<<i)
+			acts := make([]string, len(run.Actions))
+			for j, a := range run.Actions {
+				acts[j] = a.String()
+			}
+			res.Shortest = append(res.Shortest, Shortest{Invariant: (spec.Set(1) << i).IDs()[0],
+				Length: len(run.Actions), Trace: acts, Run: run})
+		}
 	}
 	return res
 }
 
-// addKey stores a new state's key and notes it for the next level.
-func (b *bfs) addKey(key []byte) uint64 {
-	off := b.keys.add(key)
-	b.cur = append(b.cur, off) // merge swaps levels before it inserts
-	return off
-}
-
 // expandLevel expands every state of the current level into b.outs, in
 // parallel, and returns the index of the first chunk with a stop
-// violation, or -1.
+// violation, or len(b.outs).
 func (b *bfs) expandLevel(ctx context.Context) int {
 	n := len(b.cur)
 	chunks := (n + chunkStates - 1) / chunkStates
@@ -278,21 +321,19 @@ func (b *bfs) expandLevel(ctx context.Context) int {
 	first.Store(int64(chunks))
 	work := func(e *expander, lead bool) {
 		for {
-			k := int(next.Add(1) - 1)
-			if k >= chunks || int64(k) > first.Load() || ctx.Err() != nil {
+			k := next.Add(1) - 1
+			if k >= int64(chunks) || k > first.Load() || ctx.Err() != nil {
 				return
 			}
 			out := &b.outs[k]
-			b.expandChunk(e, k, out)
-			if out.stop {
-				for {
-					f := first.Load()
-					if int64(k) >= f || first.CompareAndSwap(f, int64(k)) {
-						break
-					}
+			b.expandChunk(e, int(k), out)
+			for out.stop.ok {
+				f := first.Load()
+				if k >= f || first.CompareAndSwap(f, k) {
+					break
 				}
 			}
-			b.expanded.Add(uint64(min(chunkStates, n-k*chunkStates)))
+			b.expanded.Add(uint64(min(chunkStates, n-int(k)*chunkStates)))
 			if lead {
 				b.tick()
 			}
@@ -312,60 +353,79 @@ func (b *bfs) expandLevel(ctx context.Context) int {
 	b.sampleHeap()
 	var front uint64
 	for k := range b.outs {
-		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*uint64(candSize)
+		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*candSize
 	}
-	front += uint64(cap(b.cur)) * 8
-	if b.opt.HashCompact {
-		front += b.keys.held
-	}
+	front += uint64(cap(b.cur))*8 + b.front.held
 	b.peakFrontier = max(b.peakFrontier, front)
-	if f := first.Load(); f < int64(chunks) {
-		return int(f)
-	}
-	return -1
+	return int(first.Load())
 }
 
-const candSize = 24
-
-// expandChunk expands chunk k of the current level.
+// expandChunk expands chunk k of the current level: it judges every
+// transition and keeps the successors not seen in earlier levels.
 func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
 	out.cands, out.keys = out.cands[:0], out.keys[:0]
-	out.violated, out.trans, out.stop = 0, 0, false
+	out.violated, out.trans, out.stop, out.first = 0, 0, edge{}, [maxInvariants]edge{}
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
-	var s, t model.State
+	s, t, c := &e.s, &e.t, &e.c
 	for i := lo; i < hi; i++ {
-		if _, err := m.Decode(b.keys.key(b.cur[i]), &s); err != nil {
-			panic(err) // the arena holds what Encode wrote
+		if _, err := model.Unpack(b.front.key(b.cur[i]), s); err != nil {
+			panic(err) // the arena holds what Pack wrote
 		}
 		parent := b.curStart + uint32(i)
-		e.acts = m.Enabled(&s, e.acts[:0])
+		e.acts = m.Enabled(s, e.acts[:0])
 		for ai := range e.acts {
-			t = s
-			f := m.Next(&t, e.acts[ai])
+			*t = *s
+			f := m.Next(t, e.acts[ai])
 			out.trans++
 			if f.Kind != model.NoFact {
-				v := spec.Judge(m, &s, f, &t)
-				out.violated |= v
-				if v&b.stop != 0 && !out.stop {
-					out.stop, out.stopParent, out.stopAct = true, parent, uint16(ai)
+				if v := spec.Judge(m, s, f, t); v != 0 {
+					b.noteViolation(out, v, edge{parent: parent, act: uint16(ai), ok: true})
 				}
 			}
-			if out.stop {
+			if out.stop.ok {
 				continue // this level ends the search: no successor is needed
 			}
+			orbit := e.canon.Canonical(t, c)
 			start := len(out.keys)
-			var orbit int
-			out.keys, orbit = e.canon.Key(&t, out.keys)
+			out.keys = m.Encode(c, out.keys)
 			key := out.keys[start:]
 			h := hashKey(key)
 			if b.seen.contains(key, h) {
 				out.keys = out.keys[:start]
 				continue
 			}
+			klen := len(key)
+			out.keys = model.Pack(c, out.keys)
 			out.cands = append(out.cands, cand{hash: h, parent: parent, act: uint16(ai), orbit: uint16(orbit),
-				off: uint32(start), n: uint32(len(key))})
+				off: uint32(start), key: uint16(klen), packed: uint16(len(out.keys) - start - klen)})
+		}
+	}
+}
+
+func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {
+	out.violated |= v
+	for i := range maxInvariants {
+		if v&(1<<i) != 0 && !out.first[i].ok {
+			out.first[i] = e
+		}
+	}
+	if v&b.stop != 0 && !out.stop.ok {
+		out.stop = e
+	}
+}
+
+// collect adds the level's chunks' counts and violations, in chunk order.
+func (b *bfs) collect() {
+	for k := range b.outs {
+		out := &b.outs[k]
+		b.violated |= out.violated
+		b.trans += out.trans
+		for i := range maxInvariants {
+			if out.first[i].ok && !b.first[i].ok {
+				b.first[i], b.firstLen[i] = out.first[i], b.depth+1
+			}
 		}
 	}
 }
@@ -377,32 +437,30 @@ func (b *bfs) merge() {
 	b.cur = b.cur[:0]
 	for k := range b.outs {
 		out := &b.outs[k]
-		b.violated |= out.violated
-		b.trans += out.trans
 		for _, c := range out.cands {
-			if b.seen.insert(out.keys[c.off:c.off+c.n], c.hash, b.addKey) {
+			end := c.off + uint32(c.key)
+			if b.seen.insert(out.keys[c.off:end], c.hash) {
+				b.cur = append(b.cur, b.front.add(out.keys[end:end+uint32(c.packed)]))
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}
 		}
 	}
+	if b.seen.n > 1<<32-1 {
+		panic("checker: more than 2^32 states")
+	}
 	b.curStart = next
 	b.depth++
 	if len(b.cur) > 0 {
 		b.levels = append(b.levels, uint64(len(b.cur)))
-		if b.opt.HashCompact {
-			b.keys.release(b.cur[0])
-		}
+		b.front.release(b.cur[0])
 	}
 	b.sampleHeap()
 }
 
 // tick reports progress when it is due; only the leading goroutine calls it.
 func (b *bfs) tick() {
-	if b.opt.Progress == nil {
-		return
-	}
-	if now := time.Now(); now.Sub(b.lastProgress) >= b.opt.ProgressEvery {
+	if b.opt.Progress != nil && time.Since(b.lastProgress) >= b.opt.ProgressEvery {
 		b.report()
 	}
 }
@@ -435,9 +493,9 @@ func (b *bfs) result(stopped string) BFSResult {
 	n := b.seen.n
 	r := BFSResult{Stopped: stopped, Complete: stopped == StopComplete, States: n, Transitions: b.trans,
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
-		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, Elapsed: el,
-		Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier, PeakHeapBytes: b.peakHeap,
-		HashCompact: b.opt.HashCompact}
+		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
+		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)

@@ -9,18 +9,19 @@ import (
 	"fencecheck/spec"
 )
 
-// rebuild turns the stored path to the violating transition (action act
-// of state parent) into a run from the initial state. The stored path is
+// rebuild turns the stored path to the violating transition e into a run
+// from the initial state whose last step violates an invariant in want,
+// and returns it with those of want it violates. The stored path is
 // over orbit representatives: it is replayed on them to recover their
 // keys, then a concrete run is found that passes through the same orbits,
 // taking at each step the first enabled action whose successor lies in
 // the next orbit (and, at the last step, violates a stop invariant). The
 // model's steps commute with renaming, so such an action always exists.
-func (b *bfs) rebuild(parent uint32, act uint16) (*model.Run, spec.Set) {
+func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	m := b.m
 	canon := b.exps[0].canon
-	acts := []uint16{act}
-	for i := parent; i != 0; {
+	acts := []uint16{e.act}
+	for i := e.parent; i != 0; {
 		p, a := b.paths.get(i)
 		acts = append(acts, a)
 		i = p
@@ -30,14 +31,15 @@ func (b *bfs) rebuild(parent uint32, act uint16) (*model.Run, spec.Set) {
 	// The representatives' keys, replayed from the initial state's.
 	var buf []model.Action
 	init := m.Init()
-	rep, _ := canon.Canonical(&init)
+	var rep model.State
+	canon.Canonical(&init, &rep)
 	keys := make([][]byte, len(acts))
 	for i, a := range acts {
 		buf = m.Enabled(&rep, buf[:0])
 		next := rep
 		m.Next(&next, buf[a])
-		keys[i], _ = canon.Key(&next, nil)
-		rep, _ = canon.Canonical(&next)
+		canon.Canonical(&next, &rep)
+		keys[i] = m.Encode(&rep, nil)
 	}
 
 	run := model.NewRun(m)
@@ -50,13 +52,13 @@ func (b *bfs) rebuild(parent uint32, act uint16) (*model.Run, spec.Set) {
 			t := run.State
 			f := m.Next(&t, a)
 			key, _ = canon.Key(&t, key[:0])
-			if !bytes.Equal(key, keys[i]) || last && spec.Judge(m, &run.State, f, &t)&b.stop == 0 {
+			if !bytes.Equal(key, keys[i]) || last && spec.Judge(m, &run.State, f, &t)&want == 0 {
 				continue
 			}
 			prev := run.State
 			f = run.Do(a)
 			if last {
-				return run, spec.Judge(m, &prev, f, &run.State) & b.stop
+				return run, spec.Judge(m, &prev, f, &run.State) & want
 			}
 			found = true
 			break

@@ -138,8 +138,8 @@ func (v *visited) contains(key []byte, h uint64) bool {
 }
 
 // insert adds the key with hash h unless it is there, and reports whether
-// it was added. In exact mode, add stores the key and returns its offset.
-func (v *visited) insert(key []byte, h uint64, add func([]byte) uint64) bool {
+// it was added. In exact mode, it stores the key in the arena.
+func (v *visited) insert(key []byte, h uint64) bool {
 	if (v.n+1)*4 > uint64(len(v.table))*3 {
 		v.grow()
 	}
@@ -151,7 +151,6 @@ func (v *visited) insert(key []byte, h uint64, add func([]byte) uint64) bool {
 			case 0:
 				v.table[i] = e
 				v.n++
-				add(key)
 				return true
 			case e:
 				return false
@@ -162,7 +161,7 @@ func (v *visited) insert(key []byte, h uint64, add func([]byte) uint64) bool {
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := v.table[i]
 		if e == 0 {
-			off := add(key)
+			off := v.keys.add(key)
 			if off >= offMask {
 				panic("checker: key arena beyond 1 TiB")
 			}

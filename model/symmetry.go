@@ -43,7 +43,14 @@ func Identity() Perm {
 // automorphism of the machine (under the symmetries of GroupOf): the
 // renamed state has the renamed successors and the same invariant verdicts.
 func (m *Machine) Permute(s *State, p *Perm) State {
-	t := *s
+	var t State
+	m.permute(s, p, &t)
+	return t
+}
+
+// permute writes Permute(s, p) to *t, which must not be s.
+func (m *Machine) permute(s *State, p *Perm, t *State) {
+	*t = *s
 	c := &m.Config
 	nw, nr := c.Workers, c.Resources
 	global := m.Protocol.GlobalFence
@@ -99,7 +106,6 @@ func (m *Machine) Permute(s *State, p *Perm) State {
 		msg.Res, msg.PW = p.R[msg.Res], pw(msg.PW)
 	}
 	t.sortMsgs()
-	return t
 }
 
 // GroupOrder is the number of permutations in the symmetry group sym
@@ -130,7 +136,7 @@ type Canon struct {
 	m     *Machine
 	sym   Symmetry
 	order int
-	tmp   []byte
+	tmp   State
 }
 
 // NewCanon returns a canonicaliser for m under sym.
@@ -141,23 +147,33 @@ func (m *Machine) NewCanon(sym Symmetry) *Canon {
 	if m.Config.Resources < 2 {
 		sym &^= SymResources
 	}
-	return &Canon{m: m, sym: sym, order: m.GroupOrder(sym), tmp: make([]byte, 0, 512)}
+	return &Canon{m: m, sym: sym, order: m.GroupOrder(sym)}
 }
 
-// Key appends to b the canonical encoding of s: the least Encode, in byte
-// order, over the renamings of s that list workers (and resources) in the
-// order of a signature that no renaming changes. Two states get the same key
-// exactly when one is a renaming of the other. It also returns the size of
-// s's orbit, the number of distinct states that are renamings of s.
+// Key appends to b the canonical key of s, the Encode of its canonical
+// representative (see Canonical), and returns the size of s's orbit. Two
+// states get the same key exactly when one is a renaming of the other.
+func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
+	var t State
+	orbit := c.Canonical(s, &t)
+	return c.m.Encode(&t, b), orbit
+}
+
+// Canonical writes to *t the canonical representative of s's orbit, the
+// least state (in the order of its memory) among the renamings of s that
+// list workers (and resources) in the order of a signature that no
+// renaming changes, and returns the size of the orbit: the number of
+// distinct states that are renamings of s.
 //
 // Correctness: the signatures are invariant, so the set of renamings whose
 // signatures come out sorted is the same set for every state of an orbit,
-// and so is its least encoding. Among them, exactly |Stab(s)| renamings
-// reach the least encoding, so orbit = |G| / |Stab(s)|.
-func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
+// and so is its least member. Among them, exactly |Stab(s)| renamings reach
+// the least member, so orbit = |G| / |Stab(s)|.
+func (c *Canon) Canonical(s, t *State) int {
 	m := c.m
 	if c.sym == 0 {
-		return m.Encode(s, b), 1
+		*t = *s
+		return 1
 	}
 	nw, nr := m.Config.Workers, m.Config.Resources
 	var rsig [MaxResources]uint64
@@ -181,7 +197,6 @@ func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
 		c.workerSigs(s, &rsig, &wsig)
 		wgrp = sortBySig(word[:nw], wsig[:nw])
 	}
-	start := len(b)
 	stab := 0
 	p := Identity()
 	for {
@@ -192,17 +207,15 @@ func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
 			for k := 0; k < nw; k++ {
 				p.W[word[k]] = uint8(k)
 			}
-			t := m.Permute(s, &p)
 			if stab == 0 {
-				b = m.Encode(&t, b)
+				m.permute(s, &p, t)
 				stab = 1
 			} else {
-				c.tmp = m.Encode(&t, c.tmp[:0])
-				switch bytes.Compare(c.tmp, b[start:]) {
-				case -1:
-					copy(b[start:], c.tmp)
-					stab = 1
-				case 0:
+				m.permute(s, &p, &c.tmp)
+				switch cmp := bytes.Compare(stateBytes(&c.tmp), stateBytes(t)); {
+				case cmp < 0:
+					*t, stab = c.tmp, 1
+				case cmp == 0:
 					stab++
 				}
 			}
@@ -214,18 +227,7 @@ func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
 			break
 		}
 	}
-	return b, c.order / stab
-}
-
-// Canonical returns the canonical representative of s's orbit (the state
-// whose encoding is Key(s)) and the orbit's size.
-func (c *Canon) Canonical(s *State) (State, int) {
-	key, orbit := c.Key(s, nil)
-	var t State
-	if _, err := c.m.Decode(key, &t); err != nil {
-		panic(err) // Encode wrote it: cannot happen
-	}
-	return t, orbit
+	return c.order / stab
 }
 
 // mix is a 64-bit finaliser (splitmix64): signatures are combined from
