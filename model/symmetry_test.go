@@ -1,0 +1,190 @@
+package model_test
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"unsafe"
+
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+// symConfig has room for every kind of renaming: three workers, two
+// resources, two replicas, and every fault.
+var symConfig = model.Config{Workers: 3, Resources: 2, Replicas: 2, TTL: 2, Ops: 3, Grants: 3, InFlight: 4,
+	Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 1}
+
+// variantMachines is one machine per built-in variant under c.
+func variantMachines(t *testing.T, c model.Config) map[string]*model.Machine {
+	ms := map[string]*model.Machine{}
+	for _, v := range spec.Variants {
+		m, err := model.New(c, v.Protocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[v.Name] = m
+	}
+	return ms
+}
+
+// perms lists every permutation of 0..n-1.
+func perms(n int) [][]uint8 {
+	if n == 0 {
+		return [][]uint8{{}}
+	}
+	var out [][]uint8
+	for _, p := range perms(n - 1) {
+		for i := 0; i <= len(p); i++ { // insert n-1 at position i
+			q := append(append(append([]uint8{}, p[:i]...), uint8(n-1)), p[i:]...)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// allPerms lists every permutation of sym's group under m's config.
+func allPerms(m *model.Machine, sym model.Symmetry) []model.Perm {
+	ws, rs := [][]uint8{nil}, [][]uint8{nil}
+	if sym&model.SymWorkers != 0 {
+		ws = perms(m.Config.Workers)
+	}
+	if sym&model.SymResources != 0 {
+		rs = perms(m.Config.Resources)
+	}
+	var out []model.Perm
+	for _, w := range ws {
+		for _, r := range rs {
+			p := model.Identity()
+			copy(p.W[:], w)
+			copy(p.R[:], r)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestStateLayout checks what Pack relies on: a State is one-byte fields
+// only, with no padding.
+func TestStateLayout(t *testing.T) {
+	var leaves func(ty reflect.Type) int
+	leaves = func(ty reflect.Type) int {
+		switch ty.Kind() {
+		case reflect.Uint8, reflect.Int8, reflect.Bool:
+			return 1
+		case reflect.Array:
+			return ty.Len() * leaves(ty.Elem())
+		case reflect.Struct:
+			n := 0
+			for i := range ty.NumField() {
+				n += leaves(ty.Field(i).Type)
+			}
+			return n
+		}
+		t.Fatalf("State holds a %s: Pack needs one-byte fields", ty)
+		return 0
+	}
+	if n, size := leaves(reflect.TypeFor[model.State]()), int(unsafe.Sizeof(model.State{})); n != size {
+		t.Fatalf("State has %d bytes of fields in %d bytes of memory: padding breaks Pack", n, size)
+	}
+}
+
+func TestPackRoundTrip(t *testing.T) {
+	for name, m := range variantMachines(t, symConfig) {
+		states, _ := sampleStates(m, 3000)
+		for i := range states {
+			s := &states[i]
+			b := model.Pack(s, []byte{7})
+			var u model.State
+			rest, err := model.Unpack(append(b[1:], 9), &u)
+			if err != nil || u != *s || len(rest) != 1 || rest[0] != 9 {
+				t.Fatalf("%s: Unpack(Pack(s)) = %v, %v, rest %v", name, err, u == *s, rest)
+			}
+			if _, err := model.Unpack(b[1:len(b)-1], &u); err == nil {
+				t.Fatalf("%s: a truncated packing was accepted", name)
+			}
+		}
+	}
+}
+
+// TestPermuteIsAutomorphism checks that renaming commutes with the model:
+// the successors of a renamed state are the renamed successors, with the
+// same verdicts.
+func TestPermuteIsAutomorphism(t *testing.T) {
+	for name, m := range variantMachines(t, symConfig) {
+		perms := allPerms(m, model.SymWorkers|model.SymResources)
+		if len(perms) != 12 {
+			t.Fatalf("%d permutations, want 3!*2!", len(perms))
+		}
+		states, _ := sampleStates(m, 300)
+		var acts, pacts []model.Action
+		for i := range states {
+			s := &states[i]
+			p := perms[i%len(perms)]
+			ps := m.Permute(s, &p)
+			acts = m.Enabled(s, acts[:0])
+			pacts = m.Enabled(&ps, pacts[:0])
+			if len(acts) != len(pacts) {
+				t.Fatalf("%s: %d actions, %d after renaming by %v", name, len(acts), len(pacts), p)
+			}
+			want := map[string]spec.Set{}
+			for _, a := range pacts {
+				n := ps
+				f := m.Next(&n, a)
+				want[string(m.Encode(&n, nil))] |= spec.Judge(m, &ps, f, &n) | 1<<15
+			}
+			for _, a := range acts {
+				n := *s
+				f := m.Next(&n, a)
+				v := spec.Judge(m, s, f, &n)
+				pn := m.Permute(&n, &p)
+				got, ok := want[string(m.Encode(&pn, nil))]
+				if !ok || got&v != v {
+					t.Fatalf("%s: renaming by %v does not commute with %v (found %v, verdict %v of %v)",
+						name, p, a, ok, v.IDs(), got.IDs())
+				}
+			}
+		}
+	}
+}
+
+// TestCanonicalIsOrbitInvariant checks Key against brute force: every
+// renaming of a state has its key, and the orbit size is the number of
+// distinct renamings.
+func TestCanonicalIsOrbitInvariant(t *testing.T) {
+	for _, sym := range []model.Symmetry{model.SymWorkers, model.SymResources, model.SymWorkers | model.SymResources} {
+		for name, m := range variantMachines(t, symConfig) {
+			perms := allPerms(m, sym)
+			c := m.NewCanon(sym)
+			states, _ := sampleStates(m, 200)
+			owner := map[string]string{} // key -> an orbit member's encoding
+			for i := range states {
+				s := &states[i]
+				key, orbit := c.Key(s, nil)
+				distinct := map[string]bool{}
+				least := ""
+				for _, p := range perms {
+					ps := m.Permute(s, &p)
+					enc := string(m.Encode(&ps, nil))
+					distinct[enc] = true
+					if least == "" || enc < least {
+						least = enc
+					}
+					if k, o := c.Key(&ps, nil); !bytes.Equal(k, key) || o != orbit {
+						t.Fatalf("%s sym=%d: renaming by %v changes the key or orbit (%d, %d)", name, sym, p, o, orbit)
+					}
+				}
+				if orbit != len(distinct) {
+					t.Fatalf("%s sym=%d: orbit %d, brute force %d", name, sym, orbit, len(distinct))
+				}
+				if !distinct[string(key)] {
+					t.Fatalf("%s sym=%d: the key is not the encoding of a renaming", name, sym)
+				}
+				if prev, ok := owner[string(key)]; ok && prev != least {
+					t.Fatalf("%s sym=%d: two orbits share a key", name, sym)
+				}
+				owner[string(key)] = least
+			}
+		}
+	}
+}
