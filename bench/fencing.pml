@@ -1,0 +1,502 @@
+/*
+ * fencing.pml: fencecheck's reference lease + fencing protocol in Promela,
+ * for benchmarking against Spin. It mirrors model/step.go and
+ * model/enabled.go (Protocol{} zero value, one coordinator replica, no clock
+ * skew) state for state: one fencecheck action is one d_step of the single
+ * process `system`, and the global variables are fencecheck's canonical state
+ * (model.Machine.Encode) minus the fields that are constant in this
+ * configuration. bench/README.md lists every difference.
+ *
+ * Bounds (override with -D on the spin command line, e.g. spin -a -DOPS=2):
+ *   W workers (2..3), R resources (1..2), TTL, OPS per worker, GRANTS per
+ *   resource, INFLIGHT messages, DROPS, DUPS, CRASHES (worker crash+restart),
+ *   RESTARTS (coordinator), FORGERIES.
+ * Buggy variants (one at a time):
+ *   -DCHECK_THEN_WRITE    the sink checks the fence and writes in two steps
+ *   -DGRANT_BEFORE_FENCE  the token is granted before the fence is advanced
+ */
+
+#ifndef W
+#define W 2
+#endif
+#ifndef R
+#define R 1
+#endif
+#ifndef TTL
+#define TTL 2
+#endif
+#ifndef OPS
+#define OPS 1
+#endif
+#ifndef GRANTS
+#define GRANTS 2
+#endif
+#ifndef INFLIGHT
+#define INFLIGHT 2
+#endif
+#ifndef DROPS
+#define DROPS 1
+#endif
+#ifndef DUPS
+#define DUPS 1
+#endif
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#ifndef RESTARTS
+#define RESTARTS 1
+#endif
+#ifndef FORGERIES
+#define FORGERIES 1
+#endif
+
+#define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0 */
+#define FORGED (GRANTS * R + 1)    /* model.Machine.forgedToken */
+#ifdef GRANT_BEFORE_FENCE
+#define MAXMSG (INFLIGHT + GRANTS * R) /* late advances come on top */
+#else
+#define MAXMSG INFLIGHT
+#endif
+
+/* message kinds (model.AcquireReq ...) */
+#define AcquireReq 1
+#define AcquireRep 2
+#define RenewReq   3
+#define RenewRep   4
+#define ReleaseReq 5
+#define ReleaseRep 6
+#define WriteReq   7
+#define WriteRep   8
+#define ReadReq    9
+#define ReadRep    10
+#define Commit     11
+#define AdvanceReq 12
+/* pending operations (model.OpAcquire ...); a reply of kind k answers k/2 */
+#define OpNone    0
+#define OpAcquire 1
+#define OpRenew   2
+#define OpRelease 3
+#define OpWrite   4
+#define OpRead    5
+/* reply codes (model.RepOK ...) */
+#define RepOK        1
+#define RepReplayed  2
+#define RepHeld      3
+#define RepExpired   4
+#define RepNotHolder 5
+#define RepFenced    6
+#define RepConflict  7
+
+/* Signed tick counts (model's int8 Left, Early, Late, clamped at -1) are
+ * stored plus one, so that they fit a byte: 0 means -1 (past the deadline),
+ * 1 means 0 (at it). */
+
+typedef Msg {
+	byte kind; byte worker; byte res; byte inc; byte token; byte req;
+	byte grant; byte code; byte pw; byte pt; byte age; bool live
+};
+typedef Worker {
+	byte inc = 1; byte ops; byte pending; byte res; byte token; byte grant;
+	byte req; bool paused
+};
+typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
+typedef Ded { byte inc; byte req; byte token; byte grant };
+typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
+typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; Ded answer[W] };
+typedef Result { byte writer; byte token; byte grant }; /* writer 0: no result */
+
+Worker wk[W];
+Lease lease[R];           /* the coordinator's lease table */
+Ded dedup[R * W];         /* its durable request-id record, [r*W + w] */
+#ifdef GRANT_BEFORE_FENCE
+byte counter[R];          /* its durable token counter */
+#endif
+byte fence[R];            /* the sink */
+Result result[R];         /* the sink's result of task r (key = task identity) */
+Msg msg[MAXMSG];          /* in flight, kept sorted: a multiset */
+byte nmsg;
+Ghost ghost[R];
+byte drops; byte dups; byte crashes; byte restarts; byte forged;
+
+/* scratch, not part of the state vector */
+hidden Msg cur;
+hidden Msg tmp;
+hidden byte i_;
+hidden byte j_;
+hidden byte k_;
+hidden byte r_;
+hidden byte w_;
+hidden byte tok_;
+hidden byte gi_;
+hidden byte code_;
+
+/* a total order over messages (any total order gives the same canonical
+ * states as fencecheck's): two packed keys */
+#define K1(m) ((m.kind << 24) | (m.worker << 22) | (m.res << 20) | (m.inc << 16) | \
+               (m.token << 12) | (m.req << 8) | (m.grant << 4) | m.code)
+#define K2(m) ((m.pw << 16) | (m.pt << 8) | (m.age << 1) | m.live)
+#define LESS(a, b) (K1(a) < K1(b) || (K1(a) == K1(b) && K2(a) < K2(b)))
+#define SAME(a, b) (K1(a) == K1(b) && K2(a) == K2(b))
+
+#define CP(d, s) d.kind = s.kind; d.worker = s.worker; d.res = s.res; d.inc = s.inc; \
+	d.token = s.token; d.req = s.req; d.grant = s.grant; d.code = s.code; d.pw = s.pw; \
+	d.pt = s.pt; d.age = s.age; d.live = s.live
+
+#define ZERO(d) d.kind = 0; d.worker = 0; d.res = 0; d.inc = 0; d.token = 0; d.req = 0; \
+	d.grant = 0; d.code = 0; d.pw = 0; d.pt = 0; d.age = 0; d.live = 0
+
+#define SEND(K, WW, RR, INC, TOK, REQ, G, CODE, PW, PT, AGE, LIVE) \
+	msg[nmsg].kind = K; msg[nmsg].worker = WW; msg[nmsg].res = RR; msg[nmsg].inc = INC; \
+	msg[nmsg].token = TOK; msg[nmsg].req = REQ; msg[nmsg].grant = G; msg[nmsg].code = CODE; \
+	msg[nmsg].pw = PW; msg[nmsg].pt = PT; msg[nmsg].age = AGE; msg[nmsg].live = LIVE; nmsg++
+
+/* model.stepper.reply: a reply to cur */
+#define REPLY(K, TOK, G, CODE, PW, PT) \
+	SEND(K, cur.worker, cur.res, cur.inc, TOK, cur.req, G, CODE, PW, PT, 0, cur.live)
+
+/* model.State.sortMsgs */
+inline sortmsgs() {
+	i_ = 1;
+	do
+	:: i_ < nmsg ->
+		j_ = i_;
+		do
+		:: j_ > 0 && LESS(msg[j_], msg[j_ - 1]) ->
+			CP(tmp, msg[j_]); CP(msg[j_], msg[j_ - 1]); CP(msg[j_ - 1], tmp); j_--
+		:: else -> break
+		od;
+		i_++
+	:: else -> break
+	od;
+	skip /* a break must not leave a d_step */
+}
+
+/* model.stepper.remove: take msg[i] out into cur */
+inline removemsg(i) {
+	CP(cur, msg[i]);
+	nmsg--;
+	CP(msg[i], msg[nmsg]);
+	ZERO(msg[nmsg])
+}
+
+/* model.stepper.forget: w's messages in flight are no longer live */
+inline forget(w) {
+	k_ = 0;
+	do
+	:: k_ < nmsg ->
+		if
+		:: msg[k_].worker == w && msg[k_].kind != AdvanceReq -> msg[k_].live = 0
+		:: else
+		fi;
+		k_++
+	:: else -> break
+	od;
+	skip /* a break must not leave a d_step */
+}
+
+/* model.stepper.tick */
+inline tick() {
+	for (r_ : 0 .. R - 1) {
+		if
+		:: lease[r_].holder != 0 && lease[r_].left1 > 0 -> lease[r_].left1--
+		:: else
+		fi;
+		k_ = 0;
+		do
+		:: k_ < ghost[r_].grants ->
+			if :: ghost[r_].g[k_].early1 > 0 -> ghost[r_].g[k_].early1-- :: else fi;
+			if :: ghost[r_].g[k_].late1 > 0 -> ghost[r_].g[k_].late1-- :: else fi;
+			k_++
+		:: else -> break
+		od
+	}
+	k_ = 0;
+	do
+	:: k_ < nmsg ->
+		if
+		:: (msg[k_].kind == AcquireReq || msg[k_].kind == RenewReq) && msg[k_].age < AGECAP ->
+			msg[k_].age++
+		:: else
+		fi;
+		k_++
+	:: else -> break
+	od;
+	skip /* a break must not leave a d_step */
+}
+
+#define DEDUPHIT(m) (dedup[m.res * W + m.worker].req != 0 && \
+	dedup[m.res * W + m.worker].inc == m.inc && dedup[m.res * W + m.worker].req == m.req)
+#define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1)
+
+/* model.Machine.deliverable */
+#ifdef GRANT_BEFORE_FENCE
+#define ROOM (nmsg < 8)
+#else
+#define ROOM 1
+#endif
+#define DELIVERABLE(m) \
+	((m.kind == AcquireRep || m.kind == RenewRep || m.kind == ReleaseRep || \
+	  m.kind == WriteRep || m.kind == ReadRep) -> !wk[m.worker].paused : \
+	 (m.kind == AcquireReq -> (DEDUPHIT(m) || LEASEVALID(m) || \
+	                             (ghost[m.res].grants < GRANTS && ROOM)) : 1))
+
+/* the coordinator: model.stepper.acquire */
+inline acquire() {
+	r_ = cur.res; w_ = cur.worker; k_ = r_ * W + w_;
+	if
+	:: DEDUPHIT(cur) -> REPLY(AcquireRep, dedup[k_].token, dedup[k_].grant, RepOK, 0, 0)
+	:: else ->
+		if
+		:: LEASEVALID(cur) -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)
+		:: else ->
+#ifdef GRANT_BEFORE_FENCE
+			counter[r_]++; tok_ = counter[r_];
+#else
+			fence[r_]++; tok_ = fence[r_];   /* FencedSink.advance, before the grant */
+#endif
+			/* spec.Judge, fact Granted, over the ghost state before the step */
+			i_ = 0;
+			do
+			:: i_ < ghost[r_].grants ->
+				assert(ghost[r_].g[i_].released || ghost[r_].g[i_].early1 <= 1); /* exclusive-lease */
+				assert(ghost[r_].g[i_].token < tok_);                            /* token-monotonic */
+				i_++
+			:: else -> break
+			od;
+			assert(!(ghost[r_].answer[w_].grant != 0 && ghost[r_].answer[w_].inc == cur.inc &&
+			         ghost[r_].answer[w_].req == cur.req));                     /* acquire-idempotent */
+			ghost[r_].grants++; gi_ = ghost[r_].grants;
+			ghost[r_].g[gi_ - 1].worker = w_ + 1;
+			ghost[r_].g[gi_ - 1].inc = cur.inc;
+			ghost[r_].g[gi_ - 1].token = tok_;
+			ghost[r_].g[gi_ - 1].early1 = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
+			ghost[r_].g[gi_ - 1].late1 = TTL + 1;
+			ghost[r_].g[gi_ - 1].released = 0;
+			lease[r_].holder = w_ + 1; lease[r_].inc = cur.inc; lease[r_].token = tok_;
+			lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
+			dedup[k_].inc = cur.inc; dedup[k_].req = cur.req; dedup[k_].token = tok_; dedup[k_].grant = gi_;
+			ghost[r_].answer[w_].inc = cur.inc; ghost[r_].answer[w_].req = cur.req;
+			ghost[r_].answer[w_].token = tok_; ghost[r_].answer[w_].grant = gi_;
+			REPLY(AcquireRep, tok_, gi_, RepOK, 0, 0);
+#ifdef GRANT_BEFORE_FENCE
+			SEND(AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0, 0, 0)
+#else
+			skip
+#endif
+		fi
+	fi
+}
+
+/* model.stepper.renew */
+inline renew() {
+	r_ = cur.res;
+	if
+	:: lease[r_].holder != cur.worker + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
+		REPLY(RenewRep, 0, 0, RepNotHolder, 0, 0)
+	:: else ->
+		if
+		:: lease[r_].left1 <= 1 -> REPLY(RenewRep, 0, 0, RepExpired, 0, 0)
+		:: else ->
+			gi_ = lease[r_].grant - 1;
+			assert(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
+			         ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
+			         gi_ + 1 < ghost[r_].grants));                              /* renew-validity */
+			lease[r_].left1 = TTL + 1;
+			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
+			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
+			ghost[r_].g[gi_].late1 = TTL + 1;
+			REPLY(RenewRep, 0, 0, RepOK, 0, 0)
+		fi
+	fi
+}
+
+/* model.stepper.release */
+inline release() {
+	r_ = cur.res;
+	if
+	:: lease[r_].holder != cur.worker + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
+		REPLY(ReleaseRep, 0, 0, RepNotHolder, 0, 0)
+	:: else ->
+		ghost[r_].g[lease[r_].grant - 1].released = 1;
+		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
+		lease[r_].left1 = 1;
+		REPLY(ReleaseRep, 0, 0, RepOK, 0, 0)
+	fi
+}
+
+/* the sink: model.stepper.commit, the idempotent write under the task's key */
+inline commit() {
+	r_ = cur.res;
+	if
+	:: result[r_].writer == 0 ->
+		result[r_].writer = cur.pw; result[r_].token = cur.pt; result[r_].grant = cur.grant;
+		code_ = RepOK
+	:: result[r_].writer != 0 && result[r_].writer == cur.pw && result[r_].token == cur.pt ->
+		code_ = RepReplayed
+	:: else -> code_ = RepConflict
+	fi;
+	if
+	:: code_ != RepConflict ->
+		assert(!(cur.grant < ghost[r_].observed))                              /* fencing */
+	:: else
+	fi;
+	REPLY(WriteRep, 0, 0, code_, 0, 0)
+}
+
+/* model.stepper.write: check the token, then (atomically) commit */
+inline write() {
+	r_ = cur.res;
+	if
+	:: cur.token != fence[r_] ->
+		assert(!(ghost[r_].grants > 0 &&
+		         cur.token == ghost[r_].g[ghost[r_].grants - 1].token));       /* resource-independence */
+		REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
+	:: else ->
+#ifdef CHECK_THEN_WRITE
+		SEND(Commit, cur.worker, cur.res, cur.inc, cur.token, cur.req, cur.grant, cur.code,
+		     cur.pw, cur.pt, cur.age, cur.live)
+#else
+		commit()
+#endif
+	fi
+}
+
+/* model.stepper.read */
+inline read() {
+	REPLY(ReadRep, 0, 0, RepOK, result[cur.res].writer, result[cur.res].token)
+}
+
+/* model.stepper.receive: a worker gets a reply */
+inline receive() {
+	w_ = cur.worker;
+	if
+	:: !cur.live || wk[w_].pending != cur.kind / 2 || cur.inc != wk[w_].inc ||
+	   (cur.kind == AcquireRep && cur.req != wk[w_].req) -> skip
+	:: else ->
+		wk[w_].pending = OpNone;
+		if
+		:: cur.code != RepOK && cur.code != RepReplayed ->
+			if
+			:: cur.code != RepHeld && cur.code != RepConflict -> wk[w_].token = 0; wk[w_].grant = 0
+			:: else
+			fi
+		:: else ->
+			if
+			:: cur.kind == AcquireRep ->
+				wk[w_].token = cur.token; wk[w_].grant = cur.grant; wk[w_].res = cur.res;
+				if :: cur.grant > ghost[cur.res].observed -> ghost[cur.res].observed = cur.grant :: else fi;
+				assert(fence[cur.res] >= cur.token)                           /* fence-before-grant */
+			:: cur.kind == ReleaseRep -> wk[w_].token = 0; wk[w_].grant = 0
+			:: else
+			fi
+		fi
+	fi
+}
+
+inline deliver(i) {
+	removemsg(i);
+	if
+	:: cur.kind == AcquireReq -> acquire()
+	:: cur.kind == RenewReq -> renew()
+	:: cur.kind == ReleaseReq -> release()
+	:: cur.kind == WriteReq -> write()
+	:: cur.kind == Commit -> commit()
+	:: cur.kind == ReadReq -> read()
+	:: cur.kind == AdvanceReq ->
+		if :: cur.token > fence[cur.res] -> fence[cur.res] = cur.token :: else fi
+	:: else -> receive()
+	fi;
+	sortmsgs()
+}
+
+/* The actions, in the order of model.Machine.Enabled. */
+
+#define CANSTART(w) (!wk[w].paused && wk[w].pending == OpNone && wk[w].ops < OPS && nmsg < INFLIGHT)
+
+#define WORKER(w) \
+	:: d_step { wk[w].paused -> wk[w].paused = 0 } \
+	:: d_step { !wk[w].paused -> wk[w].paused = 1 } \
+	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
+		forget(w); wk[w].ops++; wk[w].pending = OpRenew; \
+		SEND(RenewReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, 0, 0, 0, 1); sortmsgs() } \
+	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
+		forget(w); wk[w].ops++; wk[w].pending = OpRelease; \
+		SEND(ReleaseReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, 0, 0, 0, 1); sortmsgs() } \
+	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
+		forget(w); wk[w].ops++; wk[w].pending = OpWrite; \
+		SEND(WriteReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, w + 1, wk[w].token, 0, 1); \
+		sortmsgs() } \
+	:: d_step { CANSTART(w) && wk[w].token != 0 && forged < FORGERIES -> \
+		forget(w); wk[w].ops++; wk[w].pending = OpWrite; forged++; \
+		SEND(WriteReq, w, wk[w].res, wk[w].inc, FORGED, 0, wk[w].grant, 0, w + 1, FORGED, 0, 1); \
+		sortmsgs() } \
+	:: d_step { !wk[w].paused && wk[w].pending == OpAcquire && nmsg < INFLIGHT -> \
+		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
+	:: d_step { !wk[w].paused && wk[w].pending != OpNone -> \
+		wk[w].pending = OpNone; forget(w); sortmsgs() } \
+	:: d_step { crashes < CRASHES -> \
+		crashes++; wk[w].pending = OpNone; forget(w); wk[w].inc++; wk[w].paused = 0; sortmsgs() }
+
+#define WORKER_RES(w, r) \
+	:: d_step { CANSTART(w) && wk[w].token == 0 -> \
+		forget(w); wk[w].ops++; wk[w].req++; wk[w].pending = OpAcquire; wk[w].res = r; \
+		SEND(AcquireReq, w, r, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
+	:: d_step { CANSTART(w) -> \
+		forget(w); wk[w].ops++; wk[w].pending = OpRead; wk[w].res = r; \
+		SEND(ReadReq, w, r, wk[w].inc, 0, 0, 0, 0, 0, 0, 0, 1); sortmsgs() }
+
+/* deliver, drop, duplicate msg[i]; NOTSAME skips a message equal to the one
+ * before it (fencecheck's Enabled lists one action for both) */
+#define MSG(i, NOTSAME) \
+	:: d_step { i < nmsg && NOTSAME && DELIVERABLE(msg[i]) -> deliver(i) } \
+	:: d_step { i < nmsg && NOTSAME && drops < DROPS && msg[i].kind != Commit -> \
+		removemsg(i); drops++; sortmsgs() } \
+	:: d_step { i < nmsg && NOTSAME && dups < DUPS && nmsg < INFLIGHT && \
+		msg[i].kind != Commit && msg[i].kind != AdvanceReq -> \
+		CP(msg[nmsg], msg[i]); nmsg++; dups++; sortmsgs() }
+
+#define NOTPREV(i) !SAME(msg[i], msg[i - 1])
+
+active proctype system() {
+	do
+	:: d_step { 1 -> tick(); sortmsgs() }
+	WORKER(0)
+	WORKER_RES(0, 0)
+#if R > 1
+	WORKER_RES(0, 1)
+#endif
+	WORKER(1)
+	WORKER_RES(1, 0)
+#if R > 1
+	WORKER_RES(1, 1)
+#endif
+#if W > 2
+	WORKER(2)
+	WORKER_RES(2, 0)
+#if R > 1
+	WORKER_RES(2, 1)
+#endif
+#endif
+	:: d_step { restarts < RESTARTS -> restarts++ }
+	MSG(0, 1)
+	MSG(1, NOTPREV(1))
+#if MAXMSG > 2
+	MSG(2, NOTPREV(2))
+#endif
+#if MAXMSG > 3
+	MSG(3, NOTPREV(3))
+#endif
+#if MAXMSG > 4
+	MSG(4, NOTPREV(4))
+#endif
+#if MAXMSG > 5
+	MSG(5, NOTPREV(5))
+#endif
+#if MAXMSG > 6
+	MSG(6, NOTPREV(6))
+#endif
+#if MAXMSG > 7
+	MSG(7, NOTPREV(7))
+#endif
+	od
+}
