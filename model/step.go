@@ -10,10 +10,11 @@ import (
 // (their Time is left zero: the caller's clock stamps them) and returns them
 // with the fact the invariants judge. a must be enabled in s.
 func (m *Machine) Step(s *State, a Action, evs []history.Event) ([]history.Event, Fact) {
-	st := stepper{m: m, s: s, evs: evs, record: true}
+	rec := &recorder{evs: evs}
+	st := stepper{m: m, s: s, rec: rec}
 	st.do(a)
 	s.sortMsgs()
-	return st.evs, st.fact
+	return rec.evs, st.fact
 }
 
 // Next is Step without events: the explorer's inner loop, which allocates
@@ -26,33 +27,65 @@ func (m *Machine) Next(s *State, a Action) Fact {
 }
 
 type stepper struct {
-	m      *Machine
-	s      *State
-	evs    []history.Event
-	record bool
-	fact   Fact
+	m    *Machine
+	s    *State
+	rec  *recorder // nil: no events (Next)
+	fact Fact
 }
 
+// recorder collects a step's events. It is apart from the stepper so that
+// the events, which go to the heap, do not drag the state with them: Next,
+// which records nothing, must not allocate.
+type recorder struct {
+	evs []history.Event
+}
+
+// proc names the process of an event without building its name: names are
+// built only when a step records events, so that Next allocates nothing.
+type proc struct {
+	id    uint8
+	coord bool // id is a coordinator replica, not a worker
+	nem   bool // the nemesis
+}
+
+func worker(w uint8) proc { return proc{id: w} }
+func coord(c uint8) proc  { return proc{id: c, coord: true} }
+func (p proc) name() string {
+	switch {
+	case p.nem:
+		return history.Nemesis
+	case p.coord:
+		return CoordinatorName(p.id)
+	}
+	return Process(p.id)
+}
+
+var nemesis = proc{nem: true}
+
 // emit records an operation event; the value is built only when recording.
-func (st *stepper) emit(process string, typ history.Type, f string, res uint8, v func() history.Value) {
-	if !st.record {
+func (r *recorder) emit(p proc, typ history.Type, f string, res uint8, v func() history.Value) {
+	if r == nil {
 		return
 	}
-	e := history.Event{Process: process, Type: typ, F: f}
+	e := history.Event{Process: p.name(), Type: typ, F: f}
 	if v != nil {
 		e.Value = v()
 	}
 	if !history.IsFault(f) {
 		e.Resource = ResourceName(res)
 	}
-	st.evs = append(st.evs, e)
+	r.evs = append(r.evs, e)
 }
 
-func (st *stepper) fault(process, f string, v history.Value) {
-	if !st.record {
+func (r *recorder) fault(p proc, f string, v func() history.Value) {
+	if r == nil {
 		return
 	}
-	st.evs = append(st.evs, history.Event{Process: process, Type: history.Info, F: f, Value: v})
+	e := history.Event{Process: p.name(), Type: history.Info, F: f}
+	if v != nil {
+		e.Value = v()
+	}
+	r.evs = append(r.evs, e)
 }
 
 func (st *stepper) send(msg Msg) {
@@ -77,7 +110,7 @@ func (st *stepper) do(a Action) {
 		wk.Req++
 		wk.Pending, wk.Res = OpAcquire, a.Res
 		st.send(st.request(AcquireReq, w, a.Replica))
-		st.emit(Process(w), history.Invoke, history.Acquire, a.Res, func() history.Value {
+		st.rec.emit(worker(w), history.Invoke, history.Acquire, a.Res, func() history.Value {
 			return history.Value{Owner: Process(w), Incarnation: fmt.Sprint(wk.Inc),
 				RequestID: requestID(w, wk.Inc, wk.Req), TTL: int64(m.Config.TTL)}
 		})
@@ -91,7 +124,7 @@ func (st *stepper) do(a Action) {
 		}
 		wk.Pending = op
 		st.send(st.request(kind, w, a.Replica))
-		st.emit(Process(w), history.Invoke, f, wk.Res, func() history.Value {
+		st.rec.emit(worker(w), history.Invoke, f, wk.Res, func() history.Value {
 			v := history.Value{Owner: Process(w), Incarnation: fmt.Sprint(wk.Inc), Token: int64(wk.Token)}
 			if a.Kind == Renew {
 				v.TTL = int64(m.Config.TTL)
@@ -111,7 +144,7 @@ func (st *stepper) do(a Action) {
 		}
 		msg.PW, msg.PT = w+1, msg.Token
 		st.send(msg)
-		st.emit(Process(w), history.Invoke, history.Write, wk.Res, func() history.Value {
+		st.rec.emit(worker(w), history.Invoke, history.Write, wk.Res, func() history.Value {
 			return history.Value{Token: int64(msg.Token), ResultID: resultID(msg.Res, w, msg.Req),
 				Payload: payload(msg.PW, msg.PT), HasPayload: true, Task: ResourceName(msg.Res)}
 		})
@@ -119,7 +152,7 @@ func (st *stepper) do(a Action) {
 		wk.Ops++
 		wk.Pending, wk.Res = OpRead, a.Res
 		st.send(st.request(ReadReq, w, 0))
-		st.emit(Process(w), history.Invoke, history.Read, a.Res, func() history.Value {
+		st.rec.emit(worker(w), history.Invoke, history.Read, a.Res, func() history.Value {
 			return history.Value{ResultID: resultID(a.Res, 0, 0)}
 		})
 	case Timeout:
@@ -129,24 +162,24 @@ func (st *stepper) do(a Action) {
 	case Drop:
 		st.remove(a.Msg)
 		s.Drops++
-		st.fault(history.Nemesis, history.Drop, history.Value{Target: st.endpoint(&a.Msg)})
+		st.rec.fault(nemesis, history.Drop, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
 	case Duplicate:
 		s.Dups++
 		st.send(a.Msg)
-		st.fault(history.Nemesis, history.Duplicate, history.Value{Target: st.endpoint(&a.Msg)})
+		st.rec.fault(nemesis, history.Duplicate, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
 	case Pause:
 		wk.Paused = true
-		st.fault(Process(w), history.Pause, history.Value{})
+		st.rec.fault(worker(w), history.Pause, nil)
 	case Resume:
 		wk.Paused = false
-		st.fault(Process(w), history.Resume, history.Value{})
+		st.rec.fault(worker(w), history.Resume, nil)
 	case Crash:
 		s.Crashes++
 		st.giveUp(w)
-		st.fault(Process(w), history.Crash, history.Value{})
+		st.rec.fault(worker(w), history.Crash, nil)
 		wk.Inc++
 		wk.Paused = false
-		st.fault(Process(w), history.Restart, history.Value{})
+		st.rec.fault(worker(w), history.Restart, nil)
 	case Restart:
 		s.Restarts++
 		co := &s.Coord[a.Replica]
@@ -160,14 +193,14 @@ func (st *stepper) do(a Action) {
 				}
 			}
 		}
-		st.fault(CoordinatorName(a.Replica), history.Crash, history.Value{})
-		st.fault(CoordinatorName(a.Replica), history.Restart, history.Value{})
+		st.rec.fault(coord(a.Replica), history.Crash, nil)
+		st.rec.fault(coord(a.Replica), history.Restart, nil)
 	case SetClock:
 		if m.Protocol.HolderClock && wk.Token != 0 {
 			wk.Left = clampLeft(int(wk.Left) - int(a.Skew-wk.Skew)) // the holder's clock jumped
 		}
 		wk.Skew = a.Skew
-		st.fault(Process(w), history.Clock, history.Value{Offset: int64(a.Skew)})
+		st.rec.fault(worker(w), history.Clock, func() history.Value { return history.Value{Offset: int64(a.Skew)} })
 	}
 }
 
@@ -194,7 +227,7 @@ func (st *stepper) giveUp(w uint8) {
 	s := st.s
 	wk := &s.Workers[w]
 	if wk.Pending != OpNone {
-		st.emit(Process(w), history.Info, opName[wk.Pending], wk.Res, nil)
+		st.rec.emit(worker(w), history.Info, opName[wk.Pending], wk.Res, nil)
 		wk.Pending = OpNone
 	}
 	st.forget(w)
@@ -214,7 +247,7 @@ func (st *stepper) forget(w uint8) {
 var opName = [...]string{OpAcquire: history.Acquire, OpRenew: history.Renew, OpRelease: history.Release,
 	OpWrite: history.Write, OpRead: history.Read}
 
-func (st *stepper) endpoint(msg *Msg) string {
+func endpoint(msg *Msg) string {
 	if msg.Kind == AdvanceReq {
 		return CoordinatorName(msg.Replica)
 	}
@@ -231,7 +264,7 @@ func (st *stepper) remove(msg Msg) {
 			return
 		}
 	}
-	panic(fmt.Sprintf("model: message %+v is not in flight", msg))
+	panic("model: the message of a deliver, drop or duplicate is not in flight (the action is not enabled)")
 }
 
 func (st *stepper) tick() {
@@ -320,9 +353,9 @@ func (st *stepper) advanceTo(r, token, replica uint8) {
 }
 
 func (st *stepper) recordAdvance(r, fence, replica uint8) {
-	p := CoordinatorName(replica)
-	st.emit(p, history.Invoke, history.Advance, r, nil)
-	st.emit(p, history.OK, history.Advance, r, func() history.Value { return history.Value{Token: int64(fence)} })
+	p := coord(replica)
+	st.rec.emit(p, history.Invoke, history.Advance, r, nil)
+	st.rec.emit(p, history.OK, history.Advance, r, func() history.Value { return history.Value{Token: int64(fence)} })
 }
 
 func (st *stepper) acquire(msg *Msg) {
@@ -542,7 +575,7 @@ func (st *stepper) receive(msg *Msg) {
 		if msg.Code != RepHeld && msg.Code != RepConflict {
 			wk.Token, wk.Grant, wk.Left = 0, 0, 0 // the lease is gone
 		}
-		st.emit(Process(w), history.Fail, f, msg.Res, func() history.Value {
+		st.rec.emit(worker(w), history.Fail, f, msg.Res, func() history.Value {
 			return history.Value{Error: codeNames[msg.Code]}
 		})
 		return
@@ -562,7 +595,7 @@ func (st *stepper) receive(msg *Msg) {
 	if wk.Token == 0 {
 		wk.Left = 0
 	}
-	st.emit(Process(w), history.OK, f, msg.Res, func() history.Value {
+	st.rec.emit(worker(w), history.OK, f, msg.Res, func() history.Value {
 		var v history.Value
 		switch want {
 		case OpAcquire:

@@ -1,0 +1,215 @@
+package model
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"fencecheck/history"
+)
+
+// walk runs a seeded random walk, calling visit before every step.
+func walk(m *Machine, seed uint64, steps int, visit func(s *State, a Action)) *Run {
+	r := rand.New(rand.NewPCG(seed, 1))
+	run := NewRun(m)
+	var buf []Action
+	for i := 0; i < steps; i++ {
+		buf = m.Enabled(&run.State, buf[:0])
+		a := buf[r.IntN(len(buf))]
+		if visit != nil {
+			visit(&run.State, a)
+		}
+		run.Do(a)
+	}
+	return run
+}
+
+func allProtocols() []Protocol {
+	return []Protocol{{}, {GrantBeforeFence: true}, {VolatileCounter: true}, {WorkerClock: true},
+		{RenewFromSendTime: true}, {RenewTokenOnly: true}, {RenewAtDeadline: true}, {CheckThenWrite: true},
+		{AcceptHigherToken: true}, {GlobalFence: true}, {RequestIDKey: true}, {NoAcquireDedup: true},
+		{SinkDeadline: true}, {FailoverResetsTTL: true}, {NoFence: true}, {HolderClock: true, NoFence: true},
+		{SchedulerCheck: true}, {DedupBeforeFence: true}}
+}
+
+func TestActionTextRoundTrip(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Replicas = 2
+	for _, p := range allProtocols() {
+		m, err := New(cfg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := uint64(0); seed < 20; seed++ {
+			walk(m, seed, 80, func(s *State, a Action) {
+				b, err := ParseAction(a.String())
+				if err != nil || b != a {
+					t.Fatalf("%q parses to %+v, %v; want %+v", a.String(), b, err, a)
+				}
+			})
+		}
+	}
+	for _, bad := range []string{"", "fly w=1", "deliver", "deliver rocket", "acquire w", "acquire w=300", "acquire q=1", "clock skew=500"} {
+		if _, err := ParseAction(bad); err == nil {
+			t.Errorf("ParseAction(%q) accepted", bad)
+		}
+	}
+}
+
+// TestStepIsPure: a step changes only the state it is given, Encode tells
+// states apart exactly when == does, and Step and Next agree.
+func TestStepIsPure(t *testing.T) {
+	m, err := New(DefaultConfig(), Protocol{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prevEnc []byte
+	var prev State
+	for seed := uint64(0); seed < 30; seed++ {
+		walk(m, seed, 100, func(s *State, a Action) {
+			before := *s
+			a1, a2 := *s, *s
+			m.Step(&a1, a, nil)
+			m.Next(&a2, a)
+			if *s != before {
+				t.Fatal("Step changed a copy's original")
+			}
+			if a1 != a2 {
+				t.Fatalf("Step and Next disagree on %s", a)
+			}
+			enc := m.Encode(s, nil)
+			if (prev == *s) != bytes.Equal(prevEnc, enc) {
+				t.Fatalf("Encode and == disagree")
+			}
+			prev, prevEnc = *s, enc
+		})
+	}
+}
+
+func TestNextDoesNotAllocate(t *testing.T) {
+	m, err := New(DefaultConfig(), Protocol{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := walk(m, 7, 40, nil)
+	acts := m.Enabled(&run.State, nil)
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, a := range acts {
+			s := run.State
+			m.Next(&s, a)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Next allocates %.1f times per %d actions", allocs, len(acts))
+	}
+}
+
+func TestStateIsSmall(t *testing.T) {
+	if n := unsafe.Sizeof(State{}); n > 512 {
+		t.Fatalf("State is %d bytes; the explorer copies it on every transition", n)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := DefaultConfig()
+	bad.Workers, bad.TTL = 1, 0
+	err := bad.Validate()
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("workers=1")) || !bytes.Contains([]byte(err.Error()), []byte("ttl=0")) {
+		t.Fatalf("Validate = %v; want both bounds named", err)
+	}
+	if _, err := New(bad, Protocol{}); err == nil {
+		t.Fatal("New accepted a bad config")
+	}
+	raw := []byte(`{"workers":2,"resources":1,"replicas":1,"ttl":3,"ops":4,"grants":3,"inFlight":3,"protocol":{"checkThenWrite":true}}`)
+	c, p, err := ParseConfig(raw)
+	if err != nil || !p.CheckThenWrite || c.TTL != 3 {
+		t.Fatalf("ParseConfig = %+v %+v %v", c, p, err)
+	}
+	if _, _, err := ParseConfig([]byte(`{"workers":2,"bogus":1}`)); err == nil {
+		t.Fatal("ParseConfig accepted an unknown field")
+	}
+}
+
+// script runs actions chosen by predicates, failing when none is enabled.
+func script(t *testing.T, m *Machine, picks ...func(Action) bool) *Run {
+	t.Helper()
+	run := NewRun(m)
+	for i, pick := range picks {
+		found := false
+		for _, a := range m.Enabled(&run.State, nil) {
+			if pick(a) {
+				run.Do(a)
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("step %d: no enabled action matches", i)
+		}
+	}
+	return run
+}
+
+func kind(k Kind, w uint8) func(Action) bool {
+	return func(a Action) bool { return a.Kind == k && a.Worker == w }
+}
+
+func deliver(mk, w uint8, replica uint8) func(Action) bool {
+	return func(a Action) bool {
+		return a.Kind == Deliver && a.Msg.Kind == mk && a.Msg.Worker == w && a.Msg.Replica == replica
+	}
+}
+
+func acquireAt(w, replica uint8) func(Action) bool {
+	return func(a Action) bool { return a.Kind == Acquire && a.Worker == w && a.Res == 0 && a.Replica == replica }
+}
+
+// TestSplitBrainSharesTheFence: two coordinators that both believe they are
+// primary grant the same resource twice, but they share the sink, so the
+// second grant's advance fences the first holder out.
+func TestSplitBrainSharesTheFence(t *testing.T) {
+	cfg := Config{Workers: 2, Resources: 1, Replicas: 2, TTL: 5, Ops: 4, Grants: 3, InFlight: 3}
+	m, err := New(cfg, Protocol{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := script(t, m,
+		acquireAt(0, 0), deliver(AcquireReq, 0, 0), deliver(AcquireRep, 0, 0),
+		acquireAt(1, 1), deliver(AcquireReq, 1, 1), deliver(AcquireRep, 1, 1),
+		kind(Write, 0), deliver(WriteReq, 0, 0), deliver(WriteRep, 0, 0))
+	s := &run.State
+	if s.Coord[0].Lease[0].Holder != 1 || s.Coord[1].Lease[0].Holder != 2 {
+		t.Fatalf("leases %+v %+v: want w1 on replica 1 and w2 on replica 2", s.Coord[0].Lease[0], s.Coord[1].Lease[0])
+	}
+	last := run.Events[len(run.Events)-1]
+	if last.F != history.Write || last.Type != history.Fail || last.Value.Error != history.Fenced {
+		t.Fatalf("w1's write ended %+v; want fenced", last)
+	}
+}
+
+// TestCoordinatorRestartKeepsDurableState: the lease table, the acquire
+// dedup record and the sink survive a coordinator restart; the volatile
+// counter does not.
+func TestCoordinatorRestartKeepsDurableState(t *testing.T) {
+	cfg := Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 5, Ops: 4, Grants: 3, InFlight: 3, Restarts: 1}
+	for _, p := range []Protocol{{}, {VolatileCounter: true}} {
+		m, err := New(cfg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := script(t, m, acquireAt(0, 0), deliver(AcquireReq, 0, 0))
+		before := run.State
+		run.Do(Action{Kind: Restart})
+		after := run.State
+		if after.Coord[0].Lease != before.Coord[0].Lease || after.Coord[0].Dedup != before.Coord[0].Dedup || after.Sink != before.Sink {
+			t.Fatalf("%+v: a restart lost durable state", p)
+		}
+		if wantCounter := !p.VolatileCounter; (after.Coord[0].Counter == before.Coord[0].Counter) != wantCounter {
+			t.Fatalf("%+v: counter %v -> %v", p, before.Coord[0].Counter, after.Coord[0].Counter)
+		}
+	}
+}
