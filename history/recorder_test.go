@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -114,4 +115,29 @@ func TestRecorderWriterError(t *testing.T) {
 	if n := len(r.History().Events); n != 1 {
 		t.Fatalf("%d events kept, want 1", n)
 	}
+}
+
+// A worker's acquire and write, recorded as they happen.
+func ExampleRecorder() {
+	var now int64
+	clock := func() int64 { now += 5; return now } // stands in for MonotonicClock(time.Millisecond)
+	r := NewRecorder(Header{TimeUnit: "ms"}, clock, os.Stdout)
+
+	op := r.Invoke("w1", Acquire, "job-1", Value{Owner: "w1", Incarnation: "1", RequestID: "w1-1", TTL: 50})
+	r.Complete(op, OK, Value{Token: 7}) // the coordinator granted token 7
+
+	op = r.Invoke("w1", Write, "job-1", Value{Token: 7, ResultID: "task-1", Payload: "42", HasPayload: true, Task: "task-1"})
+	r.Fault("w1", Pause, Value{}) // a pause observed meanwhile
+	r.Complete(op, Fail, Value{Error: Fenced})
+
+	if err := r.Err(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// {"format":"fencecheck-history","version":1,"timeUnit":"ms"}
+	// {"time":5,"process":"w1","type":"invoke","f":"acquire","resource":"job-1","value":{"owner":"w1","incarnation":1,"requestId":"w1-1","ttl":50}}
+	// {"time":10,"process":"w1","type":"ok","f":"acquire","resource":"job-1","value":{"token":7}}
+	// {"time":15,"process":"w1","type":"invoke","f":"write","resource":"job-1","value":{"token":7,"resultId":"task-1","payload":"42","task":"task-1"}}
+	// {"time":20,"process":"w1","type":"info","f":"pause","value":{}}
+	// {"time":25,"process":"w1","type":"fail","f":"write","resource":"job-1","value":{"error":"fenced"}}
 }

@@ -196,7 +196,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestSoak runs many seeds on every database and sink: go test -run Soak
-// -realdb.soak=200 ./realdb.
+// ./realdb -realdb.soak=200.
 func TestSoak(t *testing.T) {
 	if *soak == 0 || testing.Short() {
 		t.Skip("set -realdb.soak=N to soak")
