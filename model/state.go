@@ -48,6 +48,12 @@ type Worker struct {
 // Coordinator is one coordinator replica. With one replica, it is the
 // coordinator; two replicas that both believe they are primary model split
 // brain (they share the sink, not their tables).
+//
+// A restart keeps Lease and Dedup (they live in the coordination store) and
+// the sink's fences (they live at the sink); it loses Counter when the
+// protocol keeps it in memory (VolatileCounter), and with FailoverResetsTTL
+// every valid lease's remaining time restarts at the full ttl. Requests in
+// flight stay in flight.
 type Coordinator struct {
 	Lease   [MaxResources]Lease
 	Dedup   [MaxResources][MaxWorkers]Dedup // durable: request id -> grant
