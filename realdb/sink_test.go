@@ -3,6 +3,7 @@ package realdb
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -20,7 +21,7 @@ func sinkConfig(t *testing.T, db, kind string) SinkConfig {
 		return SinkConfig{DB: SQLite, Kind: kind, DSN: filepath.Join(t.TempDir(), "sink.db")}
 	case Postgres:
 		return SinkConfig{DB: Postgres, Kind: kind, DSN: needPostgres(t),
-			Schema: fmt.Sprintf("fencecheck_test_%d", testSchemas.Add(1))}
+			Schema: fmt.Sprintf("fencecheck_test_%d_%d", os.Getpid(), testSchemas.Add(1))}
 	}
 	t.Fatalf("unknown db %q", db)
 	return SinkConfig{}
