@@ -96,14 +96,23 @@ func searchVariant(ctx context.Context, v spec.Variant, opt CampaignOptions) Var
 	res := VariantResult{Variant: v}
 	start := time.Now()
 	first := map[string]Finding{}
+	// The trace to shrink: the first run whose history shows the violation
+	// (a counterexample a reader and explore check can see), else the first
+	// run whose states do.
 	traces := map[string][]model.Action{}
+	var seen spec.Set // violations some history showed
 	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
 		run, judged := RandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
-		viol := Violations(run, judged)
+		hist := HistoryViolations(run)
+		viol := judged | hist
 		for _, id := range (viol &^ res.Violated).IDs() {
 			first[id] = Finding{Invariant: id, FirstRun: i, After: time.Since(start)}
 			traces[id] = run.Actions
 		}
+		for _, id := range (hist &^ seen).IDs() {
+			traces[id] = run.Actions
+		}
+		seen |= hist
 		res.Violated |= viol
 		res.Runs = i + 1
 		if opt.Progress != nil && (i+1)%100 == 0 {

@@ -18,8 +18,10 @@ type Verdict struct {
 	Reproduced bool
 	Mismatch   string
 	// Judged holds the invariants the re-execution violated, judged on the
-	// model's states (grant identity).
+	// model's states (grant identity); Marks shows where, as violations
+	// pointing at the recorded events of the step that violated each.
 	Judged spec.Set
+	Marks  []spec.Violation
 	// Report is the history-level check of the recorded events.
 	Report spec.Report
 }
@@ -54,7 +56,7 @@ func CheckHistory(h *history.History, opt spec.Options) (Verdict, error) {
 		}
 	}
 	run, judged, err := Replay(m, acts)
-	v.Run, v.Judged = run, judged
+	v.Run, v.Judged, v.Marks = run, judged, Marks(m, acts)
 	if err != nil {
 		v.Mismatch = err.Error()
 		return v, nil
@@ -100,4 +102,85 @@ func diffEvents(rec, rep []history.Event) string {
 func brief(e history.Event) string {
 	b := history.AppendEvent(nil, e)
 	return string(b[:len(b)-1])
+}
+
+// Marks re-executes a trace and returns, for each invariant the model's
+// states violate, where it first happened: the events of that step, or when
+// the step recorded none (the sink accepting a write whose reply is still in
+// flight), the last event of the worker involved.
+func Marks(m *model.Machine, acts []model.Action) []spec.Violation {
+	run := model.NewRun(m)
+	var seen spec.Set
+	var marks []spec.Violation
+	for i, a := range acts {
+		if !m.IsEnabled(&run.State, a) {
+			continue
+		}
+		prev := run.State
+		n := len(run.Events)
+		f := run.Do(a)
+		v := spec.Judge(m, &prev, f, &run.State) &^ seen
+		if v == 0 {
+			continue
+		}
+		seen |= v
+		var evs []int
+		for j := n; j < len(run.Events); j++ {
+			evs = append(evs, j)
+		}
+		if len(evs) == 0 {
+			who := model.Process(f.Worker)
+			for j := n - 1; j >= 0; j-- {
+				if run.Events[j].Process == who {
+					evs = append(evs, j)
+					break
+				}
+			}
+		}
+		for _, id := range v.IDs() {
+			marks = append(marks, spec.Violation{Invariant: id, Resource: model.ResourceName(f.Res),
+				Message: describe(f) + fmt.Sprintf(" (judged on the model's states, step %d: %s)", i, a),
+				Events:  evs})
+		}
+	}
+	return marks
+}
+
+// describe says in words what a step did.
+func describe(f model.Fact) string {
+	switch f.Kind {
+	case model.Granted:
+		return fmt.Sprintf("the coordinator issued grant #%d (token=%d) to %s", f.Grant, f.Token, model.Process(f.Worker))
+	case model.GrantSeen:
+		return fmt.Sprintf("grant #%d (token=%d) reached %s", f.Grant, f.Token, model.Process(f.Worker))
+	case model.Renewed:
+		return fmt.Sprintf("the coordinator accepted %s's renew of grant #%d (token=%d)", model.Process(f.Worker), f.Grant, f.Token)
+	case model.WriteAccepted:
+		return fmt.Sprintf("the sink accepted %s's write from grant #%d (token=%d)", model.Process(f.Worker), f.Grant, f.Token)
+	case model.WriteFenced:
+		return fmt.Sprintf("the sink fenced %s's write with token=%d, the newest granted", model.Process(f.Worker), f.Token)
+	}
+	return "a step"
+}
+
+// Highlights is what a picture of h marks: the history check's violations,
+// and for a model history (one whose header carries a trace) the steps
+// where the model's states violated an invariant the history alone does
+// not show.
+func Highlights(h *history.History) []spec.Violation {
+	v, err := CheckHistory(h, spec.Options{})
+	out := v.Report.Violations
+	if err != nil {
+		return out
+	}
+	var shown spec.Set
+	for _, x := range out {
+		shown |= spec.SetOf(x.Invariant)
+	}
+	for _, x := range v.Marks {
+		if !shown.Has(x.Invariant) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -48,14 +48,20 @@ func RandomRun(m *model.Machine, seed uint64, steps int, stop spec.Set) (*model.
 // linearizable-sink is taken (sink operations are idempotent); the states
 // judge the rest.
 func Violations(run *model.Run, judged spec.Set) spec.Set {
-	h := run.History("", 0, nil, "")
-	rep := spec.Check(h, spec.Options{})
-	for _, v := range rep.Violations {
-		if run.State.Dups == 0 || v.Invariant == spec.LinearizableSink {
-			judged |= spec.SetOf(v.Invariant)
+	return judged | HistoryViolations(run)
+}
+
+// HistoryViolations is what a run's recorded history alone shows (with the
+// rule for duplicated requests of Violations).
+func HistoryViolations(run *model.Run) spec.Set {
+	var v spec.Set
+	rep := spec.Check(run.History("", 0, nil, ""), spec.Options{})
+	for _, x := range rep.Violations {
+		if run.State.Dups == 0 || x.Invariant == spec.LinearizableSink {
+			v |= spec.SetOf(x.Invariant)
 		}
 	}
-	return judged
+	return v
 }
 
 // Search runs seeded random runs until one violates an invariant in

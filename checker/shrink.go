@@ -24,27 +24,37 @@ func Lenient(m *model.Machine, acts []model.Action) (*model.Run, spec.Set) {
 	return run, judged
 }
 
-// reproduces reports whether acts still violate inv, and the run that shows it.
-func reproduces(m *model.Machine, acts []model.Action, inv string) (*model.Run, bool) {
+// Shows reports whether acts, replayed leniently, violate inv: in their
+// history when inHistory, else on their states. Shrinking keeps the
+// evidence the original run had, preferring the history's: a counterexample
+// whose history shows its violation is one a reader (and explore check) can
+// see, not only the model.
+func Shows(m *model.Machine, acts []model.Action, inv string, inHistory bool) (*model.Run, bool) {
 	run, judged := Lenient(m, acts)
-	return run, Violations(run, judged).Has(inv)
+	if inHistory {
+		return run, HistoryViolations(run).Has(inv)
+	}
+	return run, judged.Has(inv)
 }
 
 // Shrink minimises a trace that violates inv: it removes chunks of actions
 // (delta debugging) and then single actions until removing any one action
-// no longer reproduces the violation (1-minimal). Removing the action that
+// no longer shows the violation (1-minimal). Removing the action that
 // starts an operation removes its completion too (see Lenient), so the
-// result is 1-minimal in operations as well. It returns the shrunk run.
+// result is 1-minimal in operations as well. The evidence kept is the
+// history's when the original run's history shows inv, else the states'
+// (see Shows). It returns the shrunk run.
 func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
-	run, ok := reproduces(m, acts, inv)
-	if !ok {
+	run, judged := Lenient(m, acts)
+	inHistory := HistoryViolations(run).Has(inv)
+	if !inHistory && !judged.Has(inv) {
 		return run // not reproducible: nothing to shrink
 	}
 	acts = run.Actions // only the actions that ran
 	for chunk := len(acts) / 2; chunk >= 1; chunk /= 2 {
 		for start := 0; start+chunk <= len(acts); {
 			cand := append(append([]model.Action(nil), acts[:start]...), acts[start+chunk:]...)
-			if r, ok := reproduces(m, cand, inv); ok {
+			if r, ok := Shows(m, cand, inv, inHistory); ok {
 				run, acts = r, r.Actions
 				continue
 			}
@@ -55,7 +65,7 @@ func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
 		changed = false
 		for i := len(acts) - 1; i >= 0; i-- {
 			cand := append(append([]model.Action(nil), acts[:i]...), acts[i+1:]...)
-			if r, ok := reproduces(m, cand, inv); ok {
+			if r, ok := Shows(m, cand, inv, inHistory); ok {
 				run, acts, changed = r, r.Actions, true
 				if i > len(acts) {
 					i = len(acts)

@@ -106,15 +106,29 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 var helps = map[*flag.FlagSet]func(){}
 
 // parse parses flags, mapping errors to usage errors (and --help to ErrHelp).
+// Flags may come after the positional arguments (explore viz FILE -o OUT),
+// which are then in fs.Args().
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			helps[fs]()
-			return err
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				helps[fs]()
+				return err
+			}
+			return usagef("%v (see --help)", err)
 		}
-		return usagef("%v (see --help)", err)
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
 	}
-	return nil
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 func writeJSON(w io.Writer, v any) error {

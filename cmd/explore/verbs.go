@@ -201,6 +201,10 @@ func runReplay(_ context.Context, args []string, stdout io.Writer) (int, error) 
 		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, v.Mismatch)
 	}
 	fmt.Fprintf(stdout, "violated: %s (expected: %s)\n", list(v.Violated().IDs()), list(h.Header.Expect))
+	for _, m := range v.Marks {
+		fmt.Fprintf(stdout, "model: %s on %s: %s (events %v)\n", m.Invariant, m.Resource, m.Message, m.Events)
+	}
+	fmt.Fprint(stdout, "history check: ")
 	printReport(stdout, path, h, v.Report)
 	return code, nil
 }
@@ -230,8 +234,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rep := spec.Check(h, spec.Options{})
-	opt := viz.Options{Title: filepath.Base(path), Violations: rep.Violations}
+	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h)}
 	var b bytes.Buffer
 	if *format == "mermaid" {
 		err = viz.Mermaid(&b, h, opt)
@@ -261,9 +264,8 @@ func save(dir, base string, h *history.History) (string, error) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return "", err
 	}
-	rep := spec.Check(h, spec.Options{})
 	var page bytes.Buffer
-	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: rep.Violations}); err != nil {
+	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: checker.Highlights(h)}); err != nil {
 		return "", err
 	}
 	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)
