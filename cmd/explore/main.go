@@ -1,6 +1,6 @@
 // Command explore is fencecheck's front door: it searches protocol variants
 // for counterexamples, replays and checks histories, and draws them. See
-// docs/explore.md and `explore --help`.
+// the README and `explore --help`.
 package main
 
 import (
@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"fencecheck/realdb"
 )
 
 // exit statuses of the contract.
@@ -43,10 +45,12 @@ func init() {
 		{"replay", "FILE", "re-execute a history the model recorded and check it", runReplay},
 		{"check", "FILE|-", "check any history in the documented format (no model)", runCheck},
 		{"viz", "FILE [-o OUT.html] [--format html|mermaid]", "render a history as a timeline", runViz},
+		{"real", "[--db sqlite|postgres] [--sink atomic|check-then-write]", "run real workers against a fenced sink on a real database and check the histories", runReal},
 	}
 }
 
 func main() {
+	realdb.MaybeRunWorker() // a process worker of explore real runs this binary again
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -143,3 +143,20 @@ func TestListsAsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestRealAtomicOnSQLite(t *testing.T) {
+	code, stdout, stderr := explore(t, "real", "--runs", "2", "--json", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("real: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		Runs   int `json:"runs"`
+		Caught int `json:"caught"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Runs != 2 || res.Caught != 0 {
+		t.Fatalf("real --json: %v\n%s", err, stdout)
+	}
+	if code, _, _ := explore(t, "real", "--db", "oracle"); code != 2 {
+		t.Fatalf("real --db oracle: exit %d, want 2", code)
+	}
+}
