@@ -101,6 +101,9 @@ func regenerate(t *testing.T) {
 			fmt.Fprintf(&page, " (and may violate, depending on the run: %s)", strings.Join(may, ", "))
 		}
 		fmt.Fprintf(&page, ".\n\n**Found by the default campaign:** %s.\n\n%s\n", orNothing(found), v.Why)
+		if v.Cite != "" {
+			fmt.Fprintf(&page, "\n**Documented behaviour it reproduces:** %s\n", v.Cite)
+		}
 		if inv := v.Headline(); inv != "" {
 			f := r.Finding(inv)
 			if f == nil {

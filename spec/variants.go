@@ -20,6 +20,9 @@ type Variant struct {
 	Expect Expectation
 	// Why explains what the change breaks (or buys), for the docs.
 	Why string
+	// Cite names the documented behaviour of real systems the variant
+	// reproduces, for the docs ("" for the article's own variants).
+	Cite string
 }
 
 // Expectation is the verdict a variant is expected to get. A target that
@@ -189,6 +192,7 @@ var RealWorld = []Variant{
 		Expect:   Expectation{Violates: nonGuarantee | SetOf(RenewValidity)},
 		Why: "Leases only get longer, so exclusivity holds; but a holder whose deadline has passed can " +
 			"still renew after a failover, and a takeover waits up to a full TTL more.",
+		Cite: "etcd: a lessor promoted to primary refreshes every lease with its original TTL (server/lease/lessor.go, Promote; etcd-io/etcd#9496, #17642). ZooKeeper: a new leader rebuilds its session tracker from each session's timeout, so every expiry restarts (SessionTrackerImpl). Consul: \"the TTL represents a lower-bound ... This enables us to reset the TTL on a leader failover\" (hashicorp/consul#524; agent/consul/session_ttl.go, initializeSessionTimers).",
 	},
 	{
 		Name:     "holder-clock",
@@ -198,6 +202,7 @@ var RealWorld = []Variant{
 		Why: "The holder stops writing when its own clock says the lease is over, but a write it sent " +
 			"just before (or a clock that jumped back) lands after another holder took over: without a " +
 			"token at the target nothing rejects it.",
+		Cite: "Kubernetes client-go, tools/leaderelection: \"This implementation does not guarantee that only one client is acting as a leader (a.k.a. fencing)\"; clients act only on timestamps captured on their own clock, and the leader keeps acting until its renew deadline passes on that clock.",
 	},
 	{
 		Name:     "ttl-only-lock",
@@ -206,6 +211,7 @@ var RealWorld = []Variant{
 		Expect:   Expectation{Violates: nonGuarantee | SetOf(Fencing), May: SetOf(LinearizableSink, IdempotentResult, FenceBeforeGrant)},
 		Why: "When the holder pauses past the TTL, the lock goes to another client and the paused " +
 			"client's write still lands: a TTL alone cannot fence.",
+		Cite: "Redis, \"Distributed Locks with Redis\" (Redlock): a lock is a key with a TTL and a random value; nothing the lock service returns is checked by the resource. M. Kleppmann, \"How to do distributed locking\" (2016), shows the paused-client counterexample and the missing fencing token.",
 	},
 	{
 		Name:     "scheduler-only-check",
@@ -215,6 +221,7 @@ var RealWorld = []Variant{
 			May: SetOf(LinearizableSink, ResourceIndependence)},
 		Why: "The scheduler confirms the attempt, then the side effect is written to a target that checks " +
 			"nothing; a takeover between the two lets the stale attempt's effect land.",
+		Cite: "Job runners that keep the attempt in their own bookkeeping — e.g. Temporal, where the completion of an activity attempt that timed out is rejected by the server (its task token is stale) while the attempt's side effects have already happened; likewise a queue's visibility timeout redelivers a job whose first consumer may still be writing.",
 	},
 	{
 		Name:     "dedup-before-fence",
@@ -225,6 +232,7 @@ var RealWorld = []Variant{
 		Why: "It keeps the data safe — a stale writer can only replay the exact result already stored, " +
 			"so idempotent-result holds — and answers retries cheaply; it gives up fencing as an " +
 			"observable guarantee: a stale writer is told OK after the takeover.",
+		Cite: "A common idempotent-receiver design (e.g. an idempotency-key table consulted first, as in payment APIs' idempotency keys): a retry is answered from the stored response before any other check.",
 	},
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"fencecheck/spec"
 )
 
 func explore(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -158,5 +160,53 @@ func TestRealAtomicOnSQLite(t *testing.T) {
 	}
 	if code, _, _ := explore(t, "real", "--db", "oracle"); code != 2 {
 		t.Fatalf("real --db oracle: exit %d, want 2", code)
+	}
+}
+
+// TestCampaignExitsOneOnAMislabelledVariant: a variant whose expected
+// verdict is wrong makes the campaign exit 1 and say so.
+func TestCampaignExitsOneOnAMislabelledVariant(t *testing.T) {
+	v, err := spec.LookupVariant(spec.All(), "global-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Name = "global-fence-mislabelled"
+	v.Expect = spec.Expectation{Violates: spec.SetOf(spec.AbsoluteValidity)} // claims the shared fence is safe
+	ref, _ := spec.LookupVariant(spec.All(), "reference")
+	old := builtin
+	defer func() { builtin = old }()
+	builtin = func() []spec.Variant { return []spec.Variant{ref, v} }
+	out := t.TempDir()
+	code, stdout, _ := explore(t, "--runs", "500", "--out", out)
+	if code != 1 || !strings.Contains(stdout, "UNEXPECTED global-fence-mislabelled") {
+		t.Fatalf("exit %d, want 1 with the variant named\n%s", code, stdout)
+	}
+	builtin = func() []spec.Variant { return []spec.Variant{ref} }
+	if code, stdout, _ := explore(t, "--runs", "500", "--out", out); code != 0 {
+		t.Fatalf("reference alone: exit %d, want 0\n%s", code, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "reference", "absolute-validity.html")); err != nil {
+		t.Fatalf("the campaign wrote no counterexample picture: %v", err)
+	}
+}
+
+// TestVizDrawsPorcupineBeside: a history whose sink has no linearization
+// gets porcupine's own picture beside the timeline, linked from it.
+func TestVizDrawsPorcupineBeside(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t.html")
+	if code, _, stderr := explore(t, "viz", "../../histories/counterexamples/ttl-only-lock.jsonl", "-o", out); code != 0 {
+		t.Fatalf("viz: exit %d: %s", code, stderr)
+	}
+	pics, _ := filepath.Glob(strings.TrimSuffix(out, ".html") + "-porcupine-*.html")
+	page, err := os.ReadFile(out)
+	if err != nil || len(pics) == 0 {
+		t.Fatalf("no porcupine picture beside the timeline (%v)", err)
+	}
+	if !strings.Contains(string(page), filepath.Base(pics[0])) {
+		t.Fatal("the timeline does not link porcupine's picture")
+	}
+	code, stdout, _ := explore(t, "viz", "--format", "mermaid", "../../histories/seed/3-takeover-fences-stale-write.jsonl")
+	if code != 0 || !strings.HasPrefix(stdout, "sequenceDiagram") && !strings.Contains(stdout, "sequenceDiagram") {
+		t.Fatalf("viz --format mermaid: exit %d\n%s", code, stdout)
 	}
 }

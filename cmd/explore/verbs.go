@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/anishathalye/porcupine"
+
 	"fencecheck/checker"
 	"fencecheck/history"
 	"fencecheck/spec"
@@ -235,6 +237,13 @@ func runViz(_ context.Context, args []string, stdout io.Writer) (int, error) {
 		return 0, err
 	}
 	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h)}
+	if *out != "" && *format == "html" {
+		links, err := porcupinePages(h, opt.Violations, strings.TrimSuffix(*out, ".html"))
+		if err != nil {
+			return 0, err
+		}
+		opt.Links = links
+	}
 	var b bytes.Buffer
 	if *format == "mermaid" {
 		err = viz.Mermaid(&b, h, opt)
@@ -276,4 +285,29 @@ func progress(enabled bool) func(format string, args ...any) {
 		return func(string, ...any) {}
 	}
 	return func(format string, args ...any) { fmt.Fprintf(os.Stderr, "\r\033[K"+format, args...) }
+}
+
+// porcupinePages writes porcupine's own linearizability picture of every
+// resource whose sink operations have no linearization, beside the timeline
+// (base-porcupine-RESOURCE.html), and returns links to them.
+func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz.Link, error) {
+	var links []viz.Link
+	done := map[string]bool{}
+	for _, v := range vs {
+		if v.Invariant != spec.LinearizableSink || done[v.Resource] {
+			continue
+		}
+		done[v.Resource] = true
+		model, _, info := spec.SinkLinearization(h, v.Resource, 0)
+		var b bytes.Buffer
+		if err := porcupine.Visualize(model, info, &b); err != nil {
+			return nil, err
+		}
+		path := fmt.Sprintf("%s-porcupine-%s.html", base, v.Resource)
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+		links = append(links, viz.Link{Text: "porcupine's linearizability picture of " + v.Resource, Href: filepath.Base(path)})
+	}
+	return links, nil
 }
