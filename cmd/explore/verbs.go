@@ -111,24 +111,22 @@ func unexpected(h *history.History, violated spec.Set) spec.Set {
 	return violated &^ spec.SetOf(h.Header.Expect...)
 }
 
-func oneFile(fs *flag.FlagSet, args []string) (string, error) {
-	if fs.NArg() != 1 {
-		return "", usagef("want one FILE argument, got %d (see --help)", fs.NArg())
+// parseHistory parses a verb's flags and reads its one FILE argument.
+func parseHistory(fs *flag.FlagSet, args []string) (string, *history.History, error) {
+	if err := parse(fs, args); err != nil {
+		return "", nil, err
 	}
-	return fs.Arg(0), nil
+	if fs.NArg() != 1 {
+		return "", nil, usagef("want one FILE argument, got %d (see --help)", fs.NArg())
+	}
+	h, err := readHistory(fs.Arg(0))
+	return fs.Arg(0), h, err
 }
 
 func runCheck(_ context.Context, args []string, stdout io.Writer) (int, error) {
 	fs, jsonOut := flags("check", "FILE|-", "Check a history (fencecheck format, or Jepsen-style JSON) against every invariant, with no model.", stdout)
 	timeout := fs.Duration("timeout", 0, "bound porcupine's search per resource (0: none); a timeout is reported as unknown")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	path, err := oneFile(fs, args)
-	if err != nil {
-		return 0, err
-	}
-	h, err := readHistory(path)
+	path, h, err := parseHistory(fs, args)
 	if err != nil {
 		return 0, err
 	}
@@ -171,14 +169,7 @@ func printReport(w io.Writer, path string, h *history.History, rep spec.Report) 
 
 func runReplay(_ context.Context, args []string, stdout io.Writer) (int, error) {
 	fs, jsonOut := flags("replay", "FILE", "Re-execute a history the model recorded (its header names config and trace), say whether the model reproduces it event for event, and check it.", stdout)
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	path, err := oneFile(fs, args)
-	if err != nil {
-		return 0, err
-	}
-	h, err := readHistory(path)
+	path, h, err := parseHistory(fs, args)
 	if err != nil {
 		return 0, err
 	}
@@ -222,19 +213,12 @@ func runViz(_ context.Context, args []string, stdout io.Writer) (int, error) {
 	fs, _ := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked.", stdout)
 	out := fs.String("o", "", "write to this file instead of standard output")
 	format := fs.String("format", "html", "html or mermaid")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	path, err := oneFile(fs, args)
+	path, h, err := parseHistory(fs, args)
 	if err != nil {
 		return 0, err
 	}
 	if *format != "html" && *format != "mermaid" {
 		return 0, usagef("--format %q: want html or mermaid", *format)
-	}
-	h, err := readHistory(path)
-	if err != nil {
-		return 0, err
 	}
 	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h)}
 	if *out != "" && *format == "html" {
