@@ -35,31 +35,34 @@ func Example_userVariant() {
 	h := checker.Counterexample(mine.Name, opt.Seed, f.Run, "")
 	fmt.Printf("counterexample: %d operations\n", len(h.Ops()))
 	for _, e := range h.Events {
-		fmt.Println(strings.TrimSpace(fmt.Sprintf("t=%d %s %s %s %s", e.Time, e.Process, e.Type, e.F,
-			brief(e.Value.Token, e.Value.Error, e.Value.Offset))))
+		fmt.Println(strings.Join(strings.Fields(fmt.Sprintf("t=%d %s %s %s %s %s", e.Time, e.Process, e.Type, e.F,
+			e.Resource, brief(e.Value.Token, e.Value.Error, e.Value.Offset))), " "))
 	}
 	// Output:
 	// as safe as hoped: false
 	// unexpected violations: exclusive-lease, renew-validity
-	// counterexample: 7 operations
-	// t=0 w1 invoke acquire
-	// t=0 w2 info clock offset=-1
-	// t=0 w2 invoke acquire
-	// t=0 w1 info clock offset=1
-	// t=0 coordinator invoke advance
-	// t=0 coordinator ok advance token=1
-	// t=0 w2 info clock offset=-2
-	// t=0 w2 ok acquire token=1
-	// t=0 w1 info acquire
-	// t=0 w1 info crash
-	// t=0 w1 info restart
-	// t=0 w2 invoke renew token=1
-	// t=0 w1 invoke acquire
-	// t=0 w1 info acquire
-	// t=0 w1 info clock offset=-2
-	// t=1 w1 invoke acquire
-	// t=1 coordinator invoke advance
-	// t=1 coordinator ok advance token=2
+	// counterexample: 8 operations
+	// t=0 w2 info crash
+	// t=0 w2 info restart
+	// t=0 w2 invoke acquire job-2
+	// t=0 coordinator invoke advance job-2
+	// t=0 coordinator ok advance job-2 token=1
+	// t=0 w2 ok acquire job-2 token=1
+	// t=0 w1 invoke acquire job-1
+	// t=0 coordinator invoke advance job-1
+	// t=0 coordinator ok advance job-1 token=1
+	// t=2 w1 ok acquire job-1 token=1
+	// t=2 w2 info clock offset=-1
+	// t=2 w2 invoke renew job-2 token=1
+	// t=2 w1 info clock offset=-1
+	// t=3 w1 invoke renew job-1 token=1
+	// t=3 w2 ok renew job-2
+	// t=3 w1 fail renew job-1 expired
+	// t=3 w1 info clock offset=1
+	// t=3 w1 invoke acquire job-2
+	// t=4 coordinator invoke advance job-2
+	// t=4 coordinator ok advance job-2 token=2
+	// t=4 w1 ok acquire job-2 token=2
 }
 
 func brief(token int64, err string, offset int64) string {

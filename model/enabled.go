@@ -19,7 +19,9 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 							buf = append(buf, Action{Kind: Acquire, Worker: w, Res: r, Replica: rep})
 						}
 					}
-					buf = append(buf, Action{Kind: Read, Worker: w, Res: r})
+					if wk.Token == 0 || r == wk.Res { // a holder reads its own task's result
+						buf = append(buf, Action{Kind: Read, Worker: w, Res: r})
+					}
 				}
 				if wk.Token != 0 {
 					for rep := uint8(0); rep < uint8(c.Replicas); rep++ {

@@ -213,3 +213,23 @@ func TestCoordinatorRestartKeepsDurableState(t *testing.T) {
 		}
 	}
 }
+
+// TestHolderKeepsItsResource: whatever a holder does, its writes go to the
+// resource its token was granted for.
+func TestHolderKeepsItsResource(t *testing.T) {
+	m, err := New(DefaultConfig(), Protocol{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(0); seed < 200; seed++ {
+		walk(m, seed, 120, func(s *State, a Action) {
+			if a.Kind == Deliver && a.Msg.Kind == WriteReq && a.Msg.Token != m.forgedToken() {
+				g := s.Ghost[a.Msg.Res].Grant[a.Msg.Grant]
+				if a.Msg.Grant == 0 || g.Token != a.Msg.Token {
+					t.Fatalf("seed %d: a write to %s carries token %d of grant %d, which is not that resource's",
+						seed, ResourceName(a.Msg.Res), a.Msg.Token, a.Msg.Grant)
+				}
+			}
+		})
+	}
+}
