@@ -206,6 +206,7 @@ type bfs struct {
 	paths pathStore
 
 	cur       []uint64 // front offsets of the level being expanded
+	next      []uint64 // and of the next level
 	curStart  uint32   // discovery index of its first state
 	depth     int
 	outs      []chunkOut
@@ -271,19 +272,9 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 			stopped = StopMaxStates
 			break
 		}
-		winner := b.expandLevel(ctx)
-		if ctx.Err() != nil {
-			stopped = StopCancelled
+		if stopped, stop = b.expandLevel(ctx); stopped != StopComplete {
 			break
 		}
-		if winner < len(b.outs) {
-			b.outs = b.outs[:winner+1] // later chunks may be partly done: ignored
-			b.collect()
-			stopped, stop = StopViolation, b.outs[winner].stop
-			break
-		}
-		b.collect()
-		b.merge()
 		b.report()
 	}
 	res := b.result(stopped)
@@ -305,27 +296,62 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	return res
 }
 
-// expandLevel expands every state of the current level into b.outs, in
-// parallel, and returns the index of the first chunk with a stop
-// violation, or len(b.outs).
-func (b *bfs) expandLevel(ctx context.Context) int {
+// batchChunks is how many chunks are expanded (in parallel) before their
+// successors are merged (in order): it bounds the memory of candidates.
+const batchChunks = 64
+
+// expandLevel expands the current level batch by batch and makes the new
+// states the next level. It returns StopComplete when the level is done,
+// or why the search stops and, for a violation, its transition.
+func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	n := len(b.cur)
 	chunks := (n + chunkStates - 1) / chunkStates
-	if cap(b.outs) < chunks {
-		b.outs = append(b.outs[:cap(b.outs)], make([]chunkOut, chunks-cap(b.outs))...)
-	}
-	b.outs = b.outs[:chunks]
 	b.expanded.Store(0)
-	var next atomic.Int64
+	nextStart := uint32(b.seen.n)
+	b.next = b.next[:0]
+	for lo := 0; lo < chunks; lo += batchChunks {
+		hi := min(lo+batchChunks, chunks)
+		winner := b.expandBatch(ctx, lo, hi)
+		if ctx.Err() != nil {
+			return StopCancelled, edge{}
+		}
+		if winner < hi {
+			b.outs = b.outs[:winner-lo+1] // later chunks may be partly done: ignored
+			b.collect()
+			return StopViolation, b.outs[winner-lo].stop
+		}
+		b.collect()
+		b.merge()
+	}
+	b.cur, b.next = b.next, b.cur
+	b.curStart = nextStart
+	b.depth++
+	if len(b.cur) > 0 {
+		b.levels = append(b.levels, uint64(len(b.cur)))
+		b.front.release(b.cur[0])
+	}
+	return StopComplete, edge{}
+}
+
+// expandBatch expands chunks [lo, hi) of the current level into b.outs, in
+// parallel, and returns the first chunk with a stop violation, or hi.
+func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
+	n := len(b.cur)
+	if cap(b.outs) < hi-lo {
+		b.outs = make([]chunkOut, batchChunks)
+	}
+	b.outs = b.outs[:hi-lo]
+	next := atomic.Int64{}
+	next.Store(int64(lo))
 	var first atomic.Int64 // the least chunk with a stop violation
-	first.Store(int64(chunks))
+	first.Store(int64(hi))
 	work := func(e *expander, lead bool) {
 		for {
 			k := next.Add(1) - 1
-			if k >= int64(chunks) || k > first.Load() || ctx.Err() != nil {
+			if k >= int64(hi) || k > first.Load() || ctx.Err() != nil {
 				return
 			}
-			out := &b.outs[k]
+			out := &b.outs[k-int64(lo)]
 			b.expandChunk(e, int(k), out)
 			for out.stop.ok {
 				f := first.Load()
@@ -339,7 +365,7 @@ func (b *bfs) expandLevel(ctx context.Context) int {
 			}
 		}
 	}
-	g := min(b.gor, chunks)
+	g := min(b.gor, hi-lo)
 	var wg sync.WaitGroup
 	for i := 1; i < g; i++ {
 		wg.Add(1)
@@ -350,12 +376,11 @@ func (b *bfs) expandLevel(ctx context.Context) int {
 	}
 	work(&b.exps[0], true)
 	wg.Wait()
-	b.sampleHeap()
 	var front uint64
 	for k := range b.outs {
 		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*candSize
 	}
-	front += uint64(cap(b.cur))*8 + b.front.held
+	front += uint64(cap(b.cur)+cap(b.next))*8 + b.front.held
 	b.peakFrontier = max(b.peakFrontier, front)
 	return int(first.Load())
 }
@@ -430,17 +455,15 @@ func (b *bfs) collect() {
 	}
 }
 
-// merge inserts the level's new successors, in chunk order, and makes them
-// the next level.
+// merge inserts the batch's new successors, in chunk order, into the
+// next level.
 func (b *bfs) merge() {
-	next := uint32(b.seen.n)
-	b.cur = b.cur[:0]
 	for k := range b.outs {
 		out := &b.outs[k]
 		for _, c := range out.cands {
 			end := c.off + uint32(c.key)
 			if b.seen.insert(out.keys[c.off:end], c.hash) {
-				b.cur = append(b.cur, b.front.add(out.keys[end:end+uint32(c.packed)]))
+				b.next = append(b.next, b.front.add(out.keys[end:end+uint32(c.packed)]))
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}
@@ -448,12 +471,6 @@ func (b *bfs) merge() {
 	}
 	if b.seen.n > 1<<32-1 {
 		panic("checker: more than 2^32 states")
-	}
-	b.curStart = next
-	b.depth++
-	if len(b.cur) > 0 {
-		b.levels = append(b.levels, uint64(len(b.cur)))
-		b.front.release(b.cur[0])
 	}
 	b.sampleHeap()
 }

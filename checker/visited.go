@@ -39,8 +39,9 @@ const arenaChunkBits = 22
 // can be released.
 type arena struct {
 	chunks [][]byte
-	size   uint64 // offset of the next key
-	held   uint64 // bytes in chunks not released
+	free   [][]byte // released chunks, for reuse
+	size   uint64   // offset of the next key
+	held   uint64   // bytes in chunks not released
 }
 
 // add appends key and returns its offset.
@@ -51,7 +52,13 @@ func (a *arena) add(key []byte) uint64 {
 		a.size = (a.size>>arenaChunkBits + 1) << arenaChunkBits // to the next chunk
 	}
 	if a.size>>arenaChunkBits == uint64(len(a.chunks)) {
-		a.chunks = append(a.chunks, make([]byte, chunk))
+		var c []byte
+		if n := len(a.free); n > 0 {
+			c, a.free = a.free[n-1], a.free[:n-1]
+		} else {
+			c = make([]byte, chunk)
+		}
+		a.chunks = append(a.chunks, c)
 		a.held += chunk
 	}
 	c := a.chunks[a.size>>arenaChunkBits]
@@ -71,10 +78,11 @@ func (a *arena) key(off uint64) []byte {
 	return c[pos+2 : pos+2+n]
 }
 
-// release frees every chunk that holds only keys before off.
+// release frees every chunk that holds only keys before off, for reuse.
 func (a *arena) release(off uint64) {
 	for i := range off >> arenaChunkBits {
 		if a.chunks[i] != nil {
+			a.free = append(a.free, a.chunks[i])
 			a.chunks[i] = nil
 			a.held -= 1 << arenaChunkBits
 		}

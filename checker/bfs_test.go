@@ -1,0 +1,285 @@
+package checker
+
+import (
+	"context"
+	"flag"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"fencecheck/model"
+	"fencecheck/spec"
+)
+
+var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol on the large BFS configuration (minutes)")
+
+// ProofConfig is the bounded configuration on which go test proves the
+// reference protocol safe by exhaustive search.
+var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
+	Drops: 1, Restarts: 1}
+
+// largeConfig is the configuration of the -bfs.large proof.
+var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
+	Drops: 1, Dups: 1, Crashes: 1, Restarts: 1}
+
+// baseConfig is small enough to search every variant many times over.
+var baseConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
+
+// allInvariants is every invariant id's bit.
+var allInvariants = spec.Set(1)<<len(spec.Invariants) - 1
+
+// expected is the set a variant may violate without stopping a search.
+func expected(v spec.Variant) spec.Set { return v.Expect.Violates | v.Expect.May }
+
+func newMachine(t testing.TB, c model.Config, p model.Protocol) *model.Machine {
+	t.Helper()
+	m, err := model.New(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// bruteForce counts the states reachable from inits and the transitions
+// out of them with no encoding, no symmetry, no hashing of ours: a
+// depth-first search keyed by the State value itself.
+func bruteForce(m *model.Machine, inits ...model.State) (states, transitions int) {
+	seen := map[model.State]struct{}{}
+	var stack []model.State
+	for _, s := range inits {
+		if _, ok := seen[s]; !ok {
+			seen[s] = struct{}{}
+			stack = append(stack, s)
+		}
+	}
+	var acts []model.Action
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		acts = m.Enabled(&s, acts[:0])
+		for _, a := range acts {
+			t := s
+			m.Next(&t, a)
+			transitions++
+			if _, ok := seen[t]; !ok {
+				seen[t] = struct{}{}
+				stack = append(stack, t)
+			}
+		}
+	}
+	return len(seen), transitions
+}
+
+func TestBFSCountsMatchBruteForce(t *testing.T) {
+	configs := []model.Config{
+		{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Drops: 1, Dups: 1},
+		{Workers: 3, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1},
+		{Workers: 2, Resources: 2, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Crashes: 1},
+		{Workers: 2, Resources: 1, Replicas: 2, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Restarts: 1},
+	}
+	ctx := context.Background()
+	for _, c := range configs {
+		m := newMachine(t, c, model.Protocol{})
+		states, trans := bruteForce(m, m.Init())
+		for _, hc := range []bool{false, true} {
+			r := BFS(ctx, m, BFSOptions{Exhaustive: true, HashCompact: hc})
+			if !r.Complete || r.States != uint64(states) || r.Transitions != uint64(trans) || r.Unreduced != r.States {
+				t.Fatalf("%+v hashCompact=%v: BFS %d states %d transitions (%s), brute force %d, %d",
+					c, hc, r.States, r.Transitions, r.Stopped, states, trans)
+			}
+			if hc && (r.OmissionBound <= 0 || r.OmissionBound > 1e-9) {
+				t.Fatalf("omission bound %g for %d states", r.OmissionBound, r.States)
+			}
+		}
+		r := BFS(ctx, m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers})
+		if r.Unreduced != uint64(states) || r.States >= uint64(states) {
+			t.Fatalf("%+v: worker symmetry: %d states standing for %d, brute force %d", c, r.States, r.Unreduced, states)
+		}
+		t.Logf("%+v: %d states, %d transitions; %d under worker symmetry (%.2fx)", c, states, trans, r.States, r.Reduction)
+		if c.Resources < 2 {
+			continue
+		}
+		// The initial state is not invariant under renaming resources (an
+		// idle worker's Res is 0): the orbits cover the states reachable
+		// from every renaming of it.
+		var inits []model.State
+		for res := range c.Resources {
+			s := m.Init()
+			for w := range c.Workers {
+				s.Workers[w].Res = uint8(res)
+			}
+			inits = append(inits, s)
+		}
+		all, _ := bruteForce(m, inits...)
+		r = BFS(ctx, m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers | model.SymResources})
+		if r.Unreduced != uint64(all) {
+			t.Fatalf("%+v: worker and resource symmetry: %d states standing for %d, brute force %d",
+				c, r.States, r.Unreduced, all)
+		}
+	}
+}
+
+// sameResult reports the first difference between two searches' results
+// that must not depend on how they ran.
+func sameResult(t *testing.T, what string, a, b BFSResult) {
+	t.Helper()
+	if a.Stopped != b.Stopped || a.States != b.States || a.Transitions != b.Transitions ||
+		a.Unreduced != b.Unreduced || a.Violated != b.Violated || a.Violation != b.Violation ||
+		!slices.Equal(a.Levels, b.Levels) {
+		t.Fatalf("%s: results differ:\n%+v\n%+v", what, a, b)
+	}
+	if (a.Counterexample == nil) != (b.Counterexample == nil) ||
+		a.Counterexample != nil && !slices.Equal(a.Counterexample.Actions, b.Counterexample.Actions) {
+		t.Fatalf("%s: counterexamples differ", what)
+	}
+	if len(a.Shortest) != len(b.Shortest) {
+		t.Fatalf("%s: shortest counterexamples differ", what)
+	}
+	for i := range a.Shortest {
+		if !reflect.DeepEqual(a.Shortest[i].Trace, b.Shortest[i].Trace) {
+			t.Fatalf("%s: shortest %s differs", what, a.Shortest[i].Invariant)
+		}
+	}
+}
+
+func TestBFSSameResultForAnyGoroutines(t *testing.T) {
+	gbf, err := spec.LookupVariant(spec.Variants, "grant-before-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		p    model.Protocol
+		opt  BFSOptions
+	}{
+		{"reference, exhaustive", model.Protocol{}, BFSOptions{Exhaustive: true, MaxDepth: 13}},
+		{"grant-before-fence, stop at fencing", gbf.Protocol, BFSOptions{Stop: spec.SetOf(spec.Fencing)}},
+		{"grant-before-fence, hash compact", gbf.Protocol, BFSOptions{Stop: spec.SetOf(spec.Fencing), HashCompact: true}},
+	}
+	for _, tc := range cases {
+		m := newMachine(t, baseConfig, tc.p)
+		var first BFSResult
+		for i, g := range []int{1, 2, 3, 8} {
+			opt := tc.opt
+			opt.Goroutines, opt.Symmetry = g, model.SymWorkers
+			r := BFS(context.Background(), m, opt)
+			if i == 0 {
+				first = r
+				if slices.Max(r.Levels) <= chunkStates*batchChunks {
+					t.Fatalf("%s: no level spans several batches: %v", tc.name, r.Levels)
+				}
+				continue
+			}
+			sameResult(t, tc.name, first, r)
+		}
+		if tc.opt.Stop != 0 && (first.Counterexample == nil || first.Violation != tc.opt.Stop) {
+			t.Fatalf("%s: no counterexample", tc.name)
+		}
+	}
+}
+
+// variantCase is a config on which a variant shows what it breaks, and a
+// depth that reaches it.
+func variantCase(v spec.Variant) (model.Config, int) {
+	c, depth := baseConfig, 10
+	p := v.Protocol
+	switch {
+	case p.VolatileCounter:
+		c.Restarts = 1
+	case p.WorkerClock:
+		c.Skew, depth = 1, 8
+	case p.RenewTokenOnly:
+		c.Crashes, depth = 1, 8
+	case p.AcceptHigherToken:
+		c.Forgeries = 1
+	case p.GlobalFence:
+		c.Resources, depth = 2, 8
+	case p.RequestIDKey:
+		c.Ops, depth = 3, 14
+	case p.RenewAtDeadline, p.NoAcquireDedup:
+		depth = 8
+	}
+	return c, depth
+}
+
+// randomFirst runs seeded random walks of steps actions and returns, for
+// each invariant they violate, the fewest actions that led to a violation.
+func randomFirst(m *model.Machine, walks, steps int) map[string]int {
+	first := map[string]int{}
+	var buf []model.Action
+	for seed := range walks {
+		r := rand.New(rand.NewPCG(uint64(seed), 99))
+		s := m.Init()
+		for i := range steps {
+			buf = m.Enabled(&s, buf[:0])
+			a, _ := pick(buf, func(n int) int { return r.IntN(n) })
+			prev := s
+			f := m.Next(&s, a)
+			for _, id := range spec.Judge(m, &prev, f, &s).IDs() {
+				if n, ok := first[id]; !ok || i+1 < n {
+					first[id] = i + 1
+				}
+			}
+		}
+	}
+	return first
+}
+
+// TestBFSMatchesRandomSearch checks every built-in variant three ways at a
+// depth bound that reaches its bug: the exhaustive verdict is the one the
+// catalogue expects; random walks of the same length find nothing the
+// exhaustive search missed and, with enough walks, everything it found; no
+// random counterexample is shorter than the exhaustive one; and symmetry
+// reduction changes neither the verdict nor the lengths.
+func TestBFSMatchesRandomSearch(t *testing.T) {
+	walks := 30000
+	if testing.Short() {
+		walks = 5000
+	}
+	for _, v := range spec.Variants {
+		c, depth := variantCase(v)
+		m := newMachine(t, c, v.Protocol)
+		bfs := BFS(context.Background(), m, BFSOptions{Exhaustive: true, MaxDepth: depth,
+			Symmetry: model.SymWorkers | model.SymResources})
+		if !v.Expect.Matches(bfs.Violated) {
+			t.Errorf("%s: exhaustive search to depth %d: %s", v.Name, depth, v.Expect.Unexpected(bfs.Violated))
+		}
+		plain := BFS(context.Background(), m, BFSOptions{Exhaustive: true, MaxDepth: depth, HashCompact: true})
+		if plain.Violated != bfs.Violated || len(plain.Shortest) != len(bfs.Shortest) {
+			t.Fatalf("%s: symmetry changes the verdict: %v, without %v", v.Name, bfs.ViolatedIDs, plain.ViolatedIDs)
+		}
+		shortest := map[string]int{}
+		for i, s := range bfs.Shortest {
+			shortest[s.Invariant] = s.Length
+			if plain.Shortest[i].Length != s.Length {
+				t.Fatalf("%s: symmetry changes the shortest %s: %d, without %d", v.Name, s.Invariant,
+					s.Length, plain.Shortest[i].Length)
+			}
+			if s.Length > depth || len(s.Run.Actions) != s.Length {
+				t.Fatalf("%s: bad counterexample of %s", v.Name, s.Invariant)
+			}
+			replayed, judged, err := Replay(m, s.Run.Actions)
+			if err != nil || !judged.Has(s.Invariant) || !slices.Equal(replayed.Actions, s.Run.Actions) {
+				t.Fatalf("%s: the counterexample of %s does not replay: %v", v.Name, s.Invariant, err)
+			}
+		}
+		// Walks run a little past the depth bound, which makes rare bugs
+		// likelier to be hit; what they find within the bound, the
+		// exhaustive search must have found, no later.
+		random := randomFirst(m, walks, depth+6)
+		for id, n := range random {
+			if b, ok := shortest[id]; n <= depth && (!ok || b > n) {
+				t.Fatalf("%s: a random walk violates %s in %d actions, the exhaustive search in %d (found: %v)",
+					v.Name, id, n, b, ok)
+			}
+		}
+		for id := range shortest {
+			if _, ok := random[id]; !ok && spec.SetOf(id)&v.Expect.Violates != 0 {
+				t.Errorf("%s: %d random walks of %d actions miss %s", v.Name, walks, depth+6, id)
+			}
+		}
+		t.Logf("%-20s depth %2d: %7d states (%.1fx by symmetry), shortest %v, random %v",
+			v.Name, depth, bfs.States, float64(plain.States)/float64(bfs.States), shortest, random)
+	}
+}
