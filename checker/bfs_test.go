@@ -283,3 +283,166 @@ func TestBFSMatchesRandomSearch(t *testing.T) {
 			v.Name, depth, bfs.States, float64(plain.States)/float64(bfs.States), shortest, random)
 	}
 }
+
+// shortProofConfig replaces proofConfig under -short.
+var shortProofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
+	Restarts: 1}
+
+// proveReference searches the reference protocol exhaustively on c and
+// fails unless the only invariant violated is the one it is expected to.
+func proveReference(t *testing.T, c model.Config, hashCompact bool) {
+	ref, err := spec.LookupVariant(spec.Variants, "reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMachine(t, c, ref.Protocol)
+	r := BFS(context.Background(), m, BFSOptions{Stop: allInvariants &^ expected(ref), Symmetry: model.SymWorkers,
+		HashCompact: hashCompact})
+	if r.Counterexample != nil {
+		t.Fatalf("the reference protocol violates %v in %d actions: %v", r.ViolationIDs,
+			len(r.Counterexample.Actions), r.Counterexample.Actions)
+	}
+	if !r.Complete || !ref.Expect.Matches(r.Violated) {
+		t.Fatalf("search %s, violated %v", r.Stopped, r.ViolatedIDs)
+	}
+	t.Logf("%+v: proved in %v: %d states (%d unreduced, %.2fx by symmetry), %d transitions, depth %d, "+
+		"%.0f states/s, %.1f bytes/state stored, peak heap %d MiB, omission bound %.2g",
+		c, r.Elapsed, r.States, r.Unreduced, r.Reduction, r.Transitions, r.MaxDepth, r.Rate, r.BytesPerState,
+		r.PeakHeapBytes>>20, r.OmissionBound)
+}
+
+// TestBFSProvesReference proves the reference protocol safe, but for its
+// documented non-guarantee, on every state of proofConfig.
+func TestBFSProvesReference(t *testing.T) {
+	c := proofConfig
+	if testing.Short() {
+		c = shortProofConfig
+	}
+	proveReference(t, c, false)
+}
+
+// TestBFSProvesReferenceLarge does the same on largeConfig, with hash
+// compaction; it runs with -bfs.large.
+func TestBFSProvesReferenceLarge(t *testing.T) {
+	if !*bfsLarge {
+		t.Skip("the large proof runs with -bfs.large")
+	}
+	proveReference(t, largeConfig, true)
+}
+
+// TestBFSRelativeTime shows what keeping deadlines relative to now buys:
+// time passing alone reaches a fixed point, so the state count is finite
+// although a tick is enabled in every state, and exploring longer runs (more
+// ticks) finds no more states once the deepest level is reached.
+func TestBFSRelativeTime(t *testing.T) {
+	for _, v := range spec.Variants {
+		c := model.Config{Workers: 2, Resources: 2, Replicas: 2, TTL: 3, Ops: 4, Grants: 3, InFlight: 3, Drops: 1,
+			Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2}
+		m := newMachine(t, c, v.Protocol)
+		bound := 2*(c.TTL+2*c.Skew+2) + 2
+		rng := rand.New(rand.NewPCG(7, 7))
+		var buf []model.Action
+		s := m.Init()
+		for i := range 3000 {
+			buf = m.Enabled(&s, buf[:0])
+			m.Next(&s, buf[rng.IntN(len(buf))])
+			if i%10 != 0 {
+				continue
+			}
+			q := s
+			for range bound {
+				m.Next(&q, model.Action{Kind: model.Tick})
+			}
+			p := q
+			if m.Next(&q, model.Action{Kind: model.Tick}); p != q {
+				t.Fatalf("%s: %d ticks do not reach a fixed point", v.Name, bound)
+			}
+		}
+	}
+	m := newMachine(t, model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 1},
+		model.Protocol{})
+	full := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true})
+	if !full.Complete {
+		t.Fatalf("search %s", full.Stopped)
+	}
+	for extra := range 3 {
+		r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers,
+			HashCompact: true, MaxDepth: full.MaxDepth + extra})
+		if r.States != full.States || !slices.Equal(r.Levels, full.Levels) {
+			t.Fatalf("depth %d: %d states, complete search %d", full.MaxDepth+extra, r.States, full.States)
+		}
+	}
+	r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true,
+		MaxDepth: full.MaxDepth - 1})
+	if r.Stopped != StopDepth || r.States >= full.States {
+		t.Fatalf("depth %d: %s with %d states, want fewer than %d", full.MaxDepth-1, r.Stopped, r.States, full.States)
+	}
+}
+
+func TestBFSHashCompact(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Protocol{})
+	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers}
+	exact := BFS(context.Background(), m, opt)
+	opt.HashCompact = true
+	hc := BFS(context.Background(), m, opt)
+	sameResult(t, "hash compaction", exact, hc)
+	if exact.OmissionBound != 0 || hc.OmissionBound <= 0 || hc.OmissionBound > 1e-6 {
+		t.Fatalf("omission bounds %g exact, %g hash-compact", exact.OmissionBound, hc.OmissionBound)
+	}
+	if hc.BytesPerState > 64 || hc.BytesPerState >= exact.BytesPerState {
+		t.Fatalf("%.1f bytes a state hash-compact, %.1f exact", hc.BytesPerState, exact.BytesPerState)
+	}
+	t.Logf("%d states: %.1f bytes/state exact, %.1f hash-compact (omission bound %.2g)", hc.States,
+		exact.BytesPerState, hc.BytesPerState, hc.OmissionBound)
+}
+
+func TestBFSCancel(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Protocol{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls int
+	r := BFS(ctx, m, BFSOptions{Exhaustive: true, Progress: func(p BFSProgress) {
+		calls++
+		if p.Depth == 5 {
+			cancel()
+		}
+	}})
+	var sum uint64
+	for _, n := range r.Levels {
+		sum += n
+	}
+	if r.Stopped != StopCancelled || r.Complete || len(r.Levels) != 6 || r.States != sum || calls < 5 {
+		t.Fatalf("cancelled at depth 5: %s, levels %v, %d states, %d progress calls", r.Stopped, r.Levels, r.States, calls)
+	}
+}
+
+func TestBFSCounterexample(t *testing.T) {
+	v, err := spec.LookupVariant(spec.Variants, "check-then-write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMachine(t, baseConfig, v.Protocol)
+	r := BFS(context.Background(), m, BFSOptions{Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers})
+	if r.Stopped != StopViolation || r.Counterexample == nil || r.Violation != spec.SetOf(spec.Fencing) {
+		t.Fatalf("no fencing counterexample: %s", r.Stopped)
+	}
+	run := r.Counterexample
+	var fencing *Shortest
+	for i := range r.Shortest {
+		if r.Shortest[i].Invariant == spec.Fencing {
+			fencing = &r.Shortest[i]
+		}
+	}
+	if fencing == nil || !slices.Equal(fencing.Run.Actions, run.Actions) || r.MaxDepth+1 != len(run.Actions) {
+		t.Fatalf("the counterexample is not the shortest fencing violation at depth %d", r.MaxDepth+1)
+	}
+	h := run.History(v.Name, 0, spec.SetOf(spec.Fencing).IDs(), "bfs")
+	if len(h.Events) == 0 || len(h.Header.Actions) != len(run.Actions) {
+		t.Fatalf("history: %d events, %d actions", len(h.Events), len(h.Header.Actions))
+	}
+	for i, a := range run.Actions {
+		if b, err := model.ParseAction(fencing.Trace[i]); err != nil || b != a {
+			t.Fatalf("trace %q does not parse back to %v: %v", fencing.Trace[i], a, err)
+		}
+	}
+}
