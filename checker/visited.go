@@ -90,57 +90,66 @@ func (a *arena) release(off uint64) {
 }
 
 // visited is the set of states seen, an open-addressing table with linear
-// probing. In exact mode an entry is a 24-bit hash tag and the arena
-// offset of the full key (+1, so that 0 is empty); in hash-compact mode it
-// is the key's 64-bit hash itself (0 mapped to 1), and the keys are not
-// kept.
+// probing whose home slot for hash h is h's top bits. In exact mode an
+// entry is h's top 28 bits (the tag) and the arena offset of the full key
+// (+1, so that 0 is empty); in hash-compact mode it is h itself (0 mapped
+// to 1), and the keys are not kept. Either way an entry holds its home
+// slot's bits, so the table grows without reading keys (exact mode: up to
+// 2^28 slots).
 type visited struct {
 	compact bool
 	table   []uint64
+	shift   uint // 64 - log2(len(table))
 	n       uint64
 	keys    *arena // exact mode
 }
 
 const (
-	offBits = 40
+	offBits = 36 // a 64 GiB key arena
 	offMask = 1<<offBits - 1
+	tagBits = 64 - offBits
 )
 
 func newVisited(compact bool, keys *arena) *visited {
-	return &visited{compact: compact, table: make([]uint64, 1<<12), keys: keys}
+	const bits = 12
+	return &visited{compact: compact, table: make([]uint64, 1<<bits), shift: 64 - bits, keys: keys}
 }
 
-// compactEntry is the entry hash compaction stores for hash h.
-func compactEntry(h uint64) uint64 {
-	if h == 0 {
-		return 1
+// entryHash is what an entry keeps of its key's hash: all of it in
+// hash-compact mode, its tag (in the top bits) in exact mode.
+func (v *visited) entryHash(h uint64) uint64 {
+	if v.compact {
+		if h == 0 {
+			return 1
+		}
+		return h
 	}
-	return h
+	return h &^ (1<<offBits - 1)
 }
 
 // contains reports whether the key with hash h is in the set. It only
 // reads, so goroutines may call it together while nobody inserts.
 func (v *visited) contains(key []byte, h uint64) bool {
+	_, found := v.find(key, h)
+	return found
+}
+
+// find returns the slot of the key with hash h, or the empty slot where
+// it belongs.
+func (v *visited) find(key []byte, h uint64) (uint64, bool) {
 	mask := uint64(len(v.table) - 1)
-	if v.compact {
-		e := compactEntry(h)
-		for i := e & mask; ; i = (i + 1) & mask {
-			switch v.table[i] {
-			case 0:
-				return false
-			case e:
-				return true
-			}
-		}
-	}
-	tag := h >> offBits
-	for i := h & mask; ; i = (i + 1) & mask {
+	eh := v.entryHash(h)
+	for i := eh >> v.shift; ; i = (i + 1) & mask {
 		e := v.table[i]
-		if e == 0 {
-			return false
-		}
-		if e>>offBits == tag && bytes.Equal(v.keys.key(e&offMask-1), key) {
-			return true
+		switch {
+		case e == 0:
+			return i, false
+		case v.compact:
+			if e == eh {
+				return i, true
+			}
+		case e&^offMask == eh && bytes.Equal(v.keys.key(e&offMask-1), key):
+			return i, true
 		}
 	}
 }
@@ -151,52 +160,38 @@ func (v *visited) insert(key []byte, h uint64) bool {
 	if (v.n+1)*4 > uint64(len(v.table))*3 {
 		v.grow()
 	}
-	mask := uint64(len(v.table) - 1)
-	if v.compact {
-		e := compactEntry(h)
-		for i := e & mask; ; i = (i + 1) & mask {
-			switch v.table[i] {
-			case 0:
-				v.table[i] = e
-				v.n++
-				return true
-			case e:
-				return false
-			}
-		}
+	i, found := v.find(key, h)
+	if found {
+		return false
 	}
-	tag := h >> offBits
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := v.table[i]
-		if e == 0 {
-			off := v.keys.add(key)
-			if off >= offMask {
-				panic("checker: key arena beyond 1 TiB")
-			}
-			v.table[i] = tag<<offBits | (off + 1)
-			v.n++
-			return true
+	e := v.entryHash(h)
+	if !v.compact {
+		off := v.keys.add(key)
+		if off >= offMask {
+			panic("checker: key arena beyond 64 GiB")
 		}
-		if e>>offBits == tag && bytes.Equal(v.keys.key(e&offMask-1), key) {
-			return false
-		}
+		e |= off + 1
 	}
+	v.table[i] = e
+	v.n++
+	return true
 }
 
-// grow doubles the table. Exact entries are rehashed from their keys.
+// grow doubles the table.
 func (v *visited) grow() {
 	old := v.table
 	v.table = make([]uint64, 2*len(old))
+	v.shift--
 	mask := uint64(len(v.table) - 1)
 	for _, e := range old {
 		if e == 0 {
 			continue
 		}
 		h := e
-		if !v.compact {
+		if !v.compact && v.shift < offBits { // the tag no longer holds the home slot
 			h = hashKey(v.keys.key(e&offMask - 1))
 		}
-		i := h & mask
+		i := h >> v.shift
 		for v.table[i] != 0 {
 			i = (i + 1) & mask
 		}

@@ -1,0 +1,92 @@
+package checker
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"fencecheck/model"
+)
+
+// benchKeys returns n distinct keys of a typical length (a state's Encode
+// under the default BFS configuration is about 95 bytes).
+func benchKeys(n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		k := make([]byte, 95)
+		binary.LittleEndian.PutUint64(k[40:], uint64(i)*0x9e3779b97f4a7c15)
+		keys[i] = k
+	}
+	return keys
+}
+
+func BenchmarkHashKey(b *testing.B) {
+	key := benchKeys(1)[0]
+	for b.Loop() {
+		hashKey(key)
+	}
+}
+
+func benchVisited(b *testing.B, compact bool) {
+	const n = 1 << 20
+	keys := benchKeys(2 * n)
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		hashes[i] = hashKey(k)
+	}
+	b.Run("insert", func(b *testing.B) {
+		var a arena
+		v := newVisited(compact, &a)
+		i := 0
+		for b.Loop() {
+			if i == n { // a fresh table every n keys: inserts include growth
+				a, v, i = arena{}, newVisited(compact, &a), 0
+			}
+			v.insert(keys[i], hashes[i])
+			i++
+		}
+	})
+	var a arena
+	v := newVisited(compact, &a)
+	for i := range n {
+		v.insert(keys[i], hashes[i])
+	}
+	b.Run("lookup-hit", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			v.contains(keys[i%n], hashes[i%n])
+			i++
+		}
+	})
+	b.Run("lookup-miss", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			v.contains(keys[n+i%n], hashes[n+i%n])
+			i++
+		}
+	})
+}
+
+func BenchmarkVisitedExact(b *testing.B)   { benchVisited(b, false) }
+func BenchmarkVisitedCompact(b *testing.B) { benchVisited(b, true) }
+
+// BenchmarkBFS is the exhaustive search of the reference protocol on
+// baseConfig (757,985 states under worker symmetry) end to end.
+func BenchmarkBFS(b *testing.B) {
+	m := newMachine(b, baseConfig, model.Protocol{})
+	for _, hc := range []bool{false, true} {
+		for _, g := range []int{1, 2} {
+			b.Run(fmt.Sprintf("hashCompact=%v/goroutines=%d", hc, g), func(b *testing.B) {
+				var r BFSResult
+				for b.Loop() {
+					r = BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers,
+						HashCompact: hc, Goroutines: g})
+				}
+				b.ReportMetric(float64(r.States)/(b.Elapsed().Seconds()/float64(b.N)), "states/s")
+				b.ReportMetric(float64(r.Transitions)/(b.Elapsed().Seconds()/float64(b.N)), "transitions/s")
+				b.ReportMetric(r.BytesPerState, "bytes/state")
+			})
+		}
+	}
+}
