@@ -62,7 +62,8 @@ func (p proc) name() string {
 
 var nemesis = proc{nem: true}
 
-// emit records an operation event; the value is built only when recording.
+// emit records an event (an operation's, or a fault's: an info with no
+// resource); the value is built only when recording.
 func (r *recorder) emit(p proc, typ history.Type, f string, res uint8, v func() history.Value) {
 	if r == nil {
 		return
@@ -73,17 +74,6 @@ func (r *recorder) emit(p proc, typ history.Type, f string, res uint8, v func() 
 	}
 	if !history.IsFault(f) {
 		e.Resource = ResourceName(res)
-	}
-	r.evs = append(r.evs, e)
-}
-
-func (r *recorder) fault(p proc, f string, v func() history.Value) {
-	if r == nil {
-		return
-	}
-	e := history.Event{Process: p.name(), Type: history.Info, F: f}
-	if v != nil {
-		e.Value = v()
 	}
 	r.evs = append(r.evs, e)
 }
@@ -162,24 +152,24 @@ func (st *stepper) do(a Action) {
 	case Drop:
 		st.remove(a.Msg)
 		s.Drops++
-		st.rec.fault(nemesis, history.Drop, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
+		st.rec.emit(nemesis, history.Info, history.Drop, 0, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
 	case Duplicate:
 		s.Dups++
 		st.send(a.Msg)
-		st.rec.fault(nemesis, history.Duplicate, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
+		st.rec.emit(nemesis, history.Info, history.Duplicate, 0, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
 	case Pause:
 		wk.Paused = true
-		st.rec.fault(worker(w), history.Pause, nil)
+		st.rec.emit(worker(w), history.Info, history.Pause, 0, nil)
 	case Resume:
 		wk.Paused = false
-		st.rec.fault(worker(w), history.Resume, nil)
+		st.rec.emit(worker(w), history.Info, history.Resume, 0, nil)
 	case Crash:
 		s.Crashes++
 		st.giveUp(w)
-		st.rec.fault(worker(w), history.Crash, nil)
+		st.rec.emit(worker(w), history.Info, history.Crash, 0, nil)
 		wk.Inc++
 		wk.Paused = false
-		st.rec.fault(worker(w), history.Restart, nil)
+		st.rec.emit(worker(w), history.Info, history.Restart, 0, nil)
 	case Restart:
 		s.Restarts++
 		co := &s.Coord[a.Replica]
@@ -193,14 +183,14 @@ func (st *stepper) do(a Action) {
 				}
 			}
 		}
-		st.rec.fault(coord(a.Replica), history.Crash, nil)
-		st.rec.fault(coord(a.Replica), history.Restart, nil)
+		st.rec.emit(coord(a.Replica), history.Info, history.Crash, 0, nil)
+		st.rec.emit(coord(a.Replica), history.Info, history.Restart, 0, nil)
 	case SetClock:
 		if m.Protocol.HolderClock && wk.Token != 0 {
 			wk.Left = clampLeft(int(wk.Left) - int(a.Skew-wk.Skew)) // the holder's clock jumped
 		}
 		wk.Skew = a.Skew
-		st.rec.fault(worker(w), history.Clock, func() history.Value { return history.Value{Offset: int64(a.Skew)} })
+		st.rec.emit(worker(w), history.Info, history.Clock, 0, func() history.Value { return history.Value{Offset: int64(a.Skew)} })
 	}
 }
 
