@@ -39,10 +39,30 @@ type BFSOptions struct {
 	// Goroutines expand each level; 0 means GOMAXPROCS. The result does not
 	// depend on it.
 	Goroutines int
+	// Shard, when Shard.N > 1, makes this search one of N jobs that split
+	// the work (see Shard).
+	Shard Shard
 	// Progress, when set, is called every ProgressEvery (default 1s) and
 	// after every level, from one goroutine at a time.
 	Progress      func(BFSProgress)
 	ProgressEvery time.Duration
+}
+
+// Shard splits a search into N independent jobs I = 0..N-1 at depth
+// Depth: every job searches levels 0..Depth identically, then keeps only
+// the states of level Depth whose index in the level is I modulo N, and
+// searches on from those alone. Every reachable state is either above
+// Depth (searched by all) or reachable from a state of level Depth by a
+// path that no other state of level Depth or above blocks, so the jobs
+// together search every state; a shortest path passes through level Depth
+// exactly at its Depth-th state, so the least counterexample length per
+// invariant over the jobs is the unsplit search's. States below Depth may
+// be searched by several jobs: MergeResults adds their counts, which are
+// then upper bounds of the distinct states.
+type Shard struct {
+	I     int `json:"i"`
+	N     int `json:"n"`
+	Depth int `json:"depth"`
 }
 
 // BFSProgress is a snapshot of a running search.
@@ -101,6 +121,8 @@ type BFSResult struct {
 	Violation      spec.Set   `json:"-"`
 	ViolationIDs   []string   `json:"violation,omitempty"`
 	Counterexample *model.Run `json:"-"`
+	// Trace is the counterexample's actions in text form (model.ParseAction).
+	Trace []string `json:"trace,omitempty"`
 	// Shortest has, for each invariant in Violated (in the order of
 	// spec.Invariants), a shortest run that violates it.
 	Shortest []Shortest `json:"shortest"`
@@ -124,6 +146,10 @@ type BFSResult struct {
 	// mode.
 	HashCompact   bool    `json:"hashCompact"`
 	OmissionBound float64 `json:"omissionBound"`
+	// Shard is the part of a split search this is (N = 0: unsplit); Shards
+	// how many results MergeResults merged into it.
+	Shard  Shard `json:"shard"`
+	Shards int   `json:"shards,omitempty"`
 }
 
 // Shortest is a shortest counterexample of one invariant.
@@ -208,6 +234,7 @@ type bfs struct {
 	cur       []uint64 // front offsets of the level being expanded
 	next      []uint64 // and of the next level
 	curStart  uint32   // discovery index of its first state
+	curStride uint32   // and between two of its states (1 but after keepShare)
 	depth     int
 	outs      []chunkOut
 	exps      []expander
@@ -261,6 +288,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.paths.add(0, 0)
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
+	b.curStride = 1
 	stopped := StopComplete
 	var stop edge
 	for len(b.cur) > 0 {
@@ -275,25 +303,46 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 		if stopped, stop = b.expandLevel(ctx); stopped != StopComplete {
 			break
 		}
+		if sh := b.opt.Shard; sh.N > 1 && b.depth == sh.Depth {
+			b.keepShare(sh)
+		}
 		b.report()
 	}
 	res := b.result(stopped)
 	if stop.ok {
 		res.Counterexample, res.Violation = b.rebuild(stop, b.stop)
-		res.ViolationIDs = res.Violation.IDs()
+		res.ViolationIDs, res.Trace = res.Violation.IDs(), trace(res.Counterexample)
 	}
 	for i := range maxInvariants {
 		if e := b.first[i]; e.ok {
 			run, _ := b.rebuild(e, spec.Set(1)<<i)
-			acts := make([]string, len(run.Actions))
-			for j, a := range run.Actions {
-				acts[j] = a.String()
-			}
 			res.Shortest = append(res.Shortest, Shortest{Invariant: (spec.Set(1) << i).IDs()[0],
-				Length: len(run.Actions), Trace: acts, Run: run})
+				Length: len(run.Actions), Trace: trace(run), Run: run})
 		}
 	}
 	return res
+}
+
+// keepShare keeps, of the level just reached, the states of shard sh.
+func (b *bfs) keepShare(sh Shard) {
+	kept := b.cur[:0]
+	for i, off := range b.cur {
+		if i%sh.N == sh.I {
+			kept = append(kept, off)
+		}
+	}
+	b.cur = kept
+	b.curStart += uint32(sh.I)
+	b.curStride = uint32(sh.N)
+}
+
+// trace is a run's actions in text form.
+func trace(run *model.Run) []string {
+	acts := make([]string, len(run.Actions))
+	for j, a := range run.Actions {
+		acts[j] = a.String()
+	}
+	return acts
 }
 
 // batchChunks is how many chunks are expanded (in parallel) before their
@@ -324,7 +373,7 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 		b.merge()
 	}
 	b.cur, b.next = b.next, b.cur
-	b.curStart = nextStart
+	b.curStart, b.curStride = nextStart, 1
 	b.depth++
 	if len(b.cur) > 0 {
 		b.levels = append(b.levels, uint64(len(b.cur)))
@@ -398,7 +447,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 		if _, err := model.Unpack(b.front.key(b.cur[i]), s); err != nil {
 			panic(err) // the arena holds what Pack wrote
 		}
-		parent := b.curStart + uint32(i)
+		parent := b.curStart + uint32(i)*b.curStride
 		e.acts = m.Enabled(s, e.acts[:0])
 		for ai := range e.acts {
 			*t = *s
@@ -512,7 +561,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Shard: b.opt.Shard}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)

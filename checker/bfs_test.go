@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"math/rand/v2"
 	"reflect"
@@ -444,5 +445,54 @@ func TestBFSCounterexample(t *testing.T) {
 		if b, err := model.ParseAction(fencing.Trace[i]); err != nil || b != a {
 			t.Fatalf("trace %q does not parse back to %v: %v", fencing.Trace[i], a, err)
 		}
+	}
+}
+
+// TestBFSShardsMerge splits searches into jobs, sends each job's result
+// through JSON as a job would, and checks that the merge has the unsplit
+// search's verdict and shortest counterexample lengths.
+func TestBFSShardsMerge(t *testing.T) {
+	for _, name := range []string{"reference", "grant-before-fence"} {
+		v, err := spec.LookupVariant(spec.Variants, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newMachine(t, baseConfig, v.Protocol)
+		opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true, MaxDepth: 12}
+		whole := BFS(context.Background(), m, opt)
+		const n = 3
+		var parts []BFSResult
+		for i := range n {
+			opt.Shard = Shard{I: i, N: n, Depth: 6}
+			r := BFS(context.Background(), m, opt)
+			if r.States >= whole.States {
+				t.Fatalf("%s: shard %d searches %d states of %d: no split", name, i, r.States, whole.States)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back BFSResult
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, back)
+		}
+		merged := MergeResults(parts)
+		if merged.Stopped != whole.Stopped || merged.Violated != whole.Violated || merged.States < whole.States ||
+			len(merged.Shortest) != len(whole.Shortest) || merged.Levels[6] != whole.Levels[6] {
+			t.Fatalf("%s: merged %s %v %d states, levels %v; whole %v %d states, levels %v", name, merged.Stopped,
+				merged.ViolatedIDs, merged.States, merged.Levels, whole.ViolatedIDs, whole.States, whole.Levels)
+		}
+		for i, s := range merged.Shortest {
+			if s.Invariant != whole.Shortest[i].Invariant || s.Length != whole.Shortest[i].Length {
+				t.Fatalf("%s: merged shortest %s %d, whole %s %d", name, s.Invariant, s.Length,
+					whole.Shortest[i].Invariant, whole.Shortest[i].Length)
+			}
+			if _, judged, err := ReplayTrace(m, s.Trace); err != nil || !judged.Has(s.Invariant) {
+				t.Fatalf("%s: merged trace of %s does not replay: %v", name, s.Invariant, err)
+			}
+		}
+		t.Logf("%s: %d states in one job; %d in %d jobs (%v)", name, whole.States, merged.States, n, merged.ViolatedIDs)
 	}
 }
