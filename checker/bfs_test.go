@@ -15,14 +15,14 @@ import (
 
 var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol on the large BFS configuration (minutes)")
 
-// ProofConfig is the bounded configuration on which go test proves the
+// proofConfig is the bounded configuration on which go test proves the
 // reference protocol safe by exhaustive search.
 var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
 	Drops: 1, Restarts: 1}
 
 // largeConfig is the configuration of the -bfs.large proof.
 var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
-	Drops: 1, Dups: 1, Crashes: 1, Restarts: 1}
+	Drops: 1, Crashes: 1, Restarts: 1}
 
 // baseConfig is small enough to search every variant many times over.
 var baseConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
@@ -188,6 +188,10 @@ func variantCase(v spec.Variant) (model.Config, int) {
 	switch {
 	case p.VolatileCounter:
 		c.Restarts = 1
+	case p.FailoverResetsTTL:
+		c.Restarts, c.TTL = 1, 2
+	case p.DedupBeforeFence:
+		c.Ops, depth = 3, 12
 	case p.WorkerClock:
 		c.Skew, depth = 1, 8
 	case p.RenewTokenOnly:
@@ -238,7 +242,7 @@ func TestBFSMatchesRandomSearch(t *testing.T) {
 	if testing.Short() {
 		walks = 5000
 	}
-	for _, v := range spec.Variants {
+	for _, v := range spec.All() {
 		c, depth := variantCase(v)
 		m := newMachine(t, c, v.Protocol)
 		bfs := BFS(context.Background(), m, BFSOptions{Exhaustive: true, MaxDepth: depth,
@@ -336,7 +340,7 @@ func TestBFSProvesReferenceLarge(t *testing.T) {
 // although a tick is enabled in every state, and exploring longer runs (more
 // ticks) finds no more states once the deepest level is reached.
 func TestBFSRelativeTime(t *testing.T) {
-	for _, v := range spec.Variants {
+	for _, v := range spec.All() {
 		c := model.Config{Workers: 2, Resources: 2, Replicas: 2, TTL: 3, Ops: 4, Grants: 3, InFlight: 3, Drops: 1,
 			Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2}
 		m := newMachine(t, c, v.Protocol)

@@ -40,7 +40,7 @@ func Identity() Perm {
 }
 
 // Permute returns s with its workers and resources renamed by p. It is an
-// automorphism of the machine (under the symmetries of GroupOf): the
+// automorphism of the machine for the renamings Symmetry allows: the
 // renamed state has the renamed successors and the same invariant verdicts.
 func (m *Machine) Permute(s *State, p *Perm) State {
 	var t State

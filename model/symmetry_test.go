@@ -18,7 +18,7 @@ var symConfig = model.Config{Workers: 3, Resources: 2, Replicas: 2, TTL: 2, Ops:
 // variantMachines is one machine per built-in variant under c.
 func variantMachines(t *testing.T, c model.Config) map[string]*model.Machine {
 	ms := map[string]*model.Machine{}
-	for _, v := range spec.Variants {
+	for _, v := range spec.All() {
 		m, err := model.New(c, v.Protocol)
 		if err != nil {
 			t.Fatal(err)
