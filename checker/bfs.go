@@ -194,7 +194,8 @@ type cand struct {
 	hash   uint64
 	parent uint32
 	act    uint16
-	orbit  uint16
+	orbit  uint8 // at most 4!·3!
+	fresh  bool  // set by the merge: a new state
 	off    uint32
 	key    uint16 // length of the key
 	packed uint16 // length of the packed state
@@ -226,9 +227,8 @@ type bfs struct {
 	gor   int
 	start time.Time
 
-	keys  arena // exact mode: the key of every state
 	front arena // the packed states of the last two levels
-	seen  *visited
+	seen  *stateSet
 	paths pathStore
 
 	cur       []uint64 // front offsets of the level being expanded
@@ -266,7 +266,7 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 	if b.opt.ProgressEvery <= 0 {
 		b.opt.ProgressEvery = time.Second
 	}
-	b.seen = newVisited(opt.HashCompact, &b.keys)
+	b.seen = newStateSet(opt.HashCompact)
 	b.exps = make([]expander, b.gor)
 	for i := range b.exps {
 		b.exps[i] = expander{canon: m.NewCanon(opt.Symmetry)}
@@ -296,7 +296,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 			stopped = StopDepth
 			break
 		}
-		if b.opt.MaxStates > 0 && b.seen.n >= b.opt.MaxStates {
+		if b.opt.MaxStates > 0 && b.seen.len() >= b.opt.MaxStates {
 			stopped = StopMaxStates
 			break
 		}
@@ -356,7 +356,7 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	n := len(b.cur)
 	chunks := (n + chunkStates - 1) / chunkStates
 	b.expanded.Store(0)
-	nextStart := uint32(b.seen.n)
+	nextStart := uint32(b.seen.len())
 	b.next = b.next[:0]
 	for lo := 0; lo < chunks; lo += batchChunks {
 		hi := min(lo+batchChunks, chunks)
@@ -472,7 +472,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			}
 			klen := len(key)
 			out.keys = model.Pack(c, out.keys)
-			out.cands = append(out.cands, cand{hash: h, parent: parent, act: uint16(ai), orbit: uint16(orbit),
+			out.cands = append(out.cands, cand{hash: h, parent: parent, act: uint16(ai), orbit: uint8(orbit),
 				off: uint32(start), key: uint16(klen), packed: uint16(len(out.keys) - start - klen)})
 		}
 	}
@@ -504,21 +504,44 @@ func (b *bfs) collect() {
 	}
 }
 
-// merge inserts the batch's new successors, in chunk order, into the
-// next level.
+// merge inserts the batch's new successors into the visited set and
+// appends them to the next level. The set's parts are filled in parallel,
+// each with its candidates in chunk order; then the new states are
+// numbered in chunk order.
 func (b *bfs) merge() {
+	g := min(b.gor, setParts)
+	insert := func(j int) {
+		for k := range b.outs {
+			out := &b.outs[k]
+			for i := range out.cands {
+				if c := &out.cands[i]; part(c.hash)%g == j {
+					c.fresh = b.seen.insert(out.keys[c.off:c.off+uint32(c.key)], c.hash)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for j := 1; j < g; j++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			insert(j)
+		}()
+	}
+	insert(0)
+	wg.Wait()
 	for k := range b.outs {
 		out := &b.outs[k]
 		for _, c := range out.cands {
-			end := c.off + uint32(c.key)
-			if b.seen.insert(out.keys[c.off:end], c.hash) {
+			if c.fresh {
+				end := c.off + uint32(c.key)
 				b.next = append(b.next, b.front.add(out.keys[end:end+uint32(c.packed)]))
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}
 		}
 	}
-	if b.seen.n > 1<<32-1 {
+	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")
 	}
 	b.sampleHeap()
@@ -538,9 +561,10 @@ func (b *bfs) report() {
 	b.lastProgress = time.Now()
 	b.sampleHeap()
 	el := time.Since(b.start)
-	b.opt.Progress(BFSProgress{States: b.seen.n, Transitions: b.trans, Depth: b.depth,
+	n := b.seen.len()
+	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
 		Frontier: uint64(len(b.cur)), Expanded: b.expanded.Load(), Elapsed: el,
-		Rate: float64(b.seen.n) / max(el.Seconds(), 1e-9)})
+		Rate: float64(n) / max(el.Seconds(), 1e-9)})
 }
 
 func (b *bfs) sampleHeap() {
@@ -556,7 +580,7 @@ func (b *bfs) sampleHeap() {
 
 func (b *bfs) result(stopped string) BFSResult {
 	el := time.Since(b.start)
-	n := b.seen.n
+	n := b.seen.len()
 	r := BFSResult{Stopped: stopped, Complete: stopped == StopComplete, States: n, Transitions: b.trans,
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
@@ -565,8 +589,6 @@ func (b *bfs) result(stopped string) BFSResult {
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)
-	} else {
-		r.StoredBytes += b.keys.held
 	}
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
 	return r

@@ -32,7 +32,7 @@ func wymix(a, b uint64) uint64 {
 }
 
 // arenaChunkBits sizes the arena's chunks: keys never straddle two.
-const arenaChunkBits = 22
+const arenaChunkBits = 20
 
 // arena is an append-only store of length-prefixed keys, addressed by
 // offset, in chunks so that growing it never copies and a prefix of it
@@ -201,3 +201,50 @@ func (v *visited) grow() {
 
 // bytes is the table's size.
 func (v *visited) bytes() uint64 { return uint64(len(v.table)) * 8 }
+
+// setParts is how many independent tables a stateSet is split into, by the
+// hash's low bits: a fixed number, so that no result depends on the
+// number of goroutines.
+const setParts = 16
+
+// stateSet is the visited set, split into parts that goroutines can insert
+// into at the same time, each with its own key arena (exact mode).
+type stateSet struct {
+	parts  [setParts]*visited
+	arenas [setParts]arena
+}
+
+func newStateSet(compact bool) *stateSet {
+	s := &stateSet{}
+	for i := range s.parts {
+		s.parts[i] = newVisited(compact, &s.arenas[i])
+	}
+	return s
+}
+
+// part is the index of the part that holds hash h.
+func part(h uint64) int { return int(h & (setParts - 1)) }
+
+func (s *stateSet) contains(key []byte, h uint64) bool { return s.parts[part(h)].contains(key, h) }
+
+// insert adds a key to its part; only one goroutine at a time may insert
+// into a part.
+func (s *stateSet) insert(key []byte, h uint64) bool { return s.parts[part(h)].insert(key, h) }
+
+// len is the number of keys.
+func (s *stateSet) len() uint64 {
+	var n uint64
+	for _, p := range s.parts {
+		n += p.n
+	}
+	return n
+}
+
+// bytes is the memory of the tables and of the keys.
+func (s *stateSet) bytes() uint64 {
+	var n uint64
+	for i, p := range s.parts {
+		n += p.bytes() + s.arenas[i].held
+	}
+	return n
+}
