@@ -49,7 +49,7 @@ type BFSOptions struct {
 }
 
 // Shard splits a search into N independent jobs I = 0..N-1 at depth
-// Depth: every job searches levels 0..Depth identically, then keeps only
+// Depth (at least 1): every job searches levels 0..Depth identically, then keeps only
 // the states of level Depth whose index in the level is I modulo N, and
 // searches on from those alone. Every reachable state is either above
 // Depth (searched by all) or reachable from a state of level Depth by a
@@ -181,7 +181,8 @@ func BFS(ctx context.Context, m *model.Machine, opt BFSOptions) BFSResult {
 	return newBFS(m, opt).run(ctx)
 }
 
-// edge names a transition: action Act of Enabled(state Parent).
+// edge names a transition: the action of index act in Enabled of the
+// state of discovery index parent; ok tells that it is set.
 type edge struct {
 	parent uint32
 	act    uint16
@@ -243,7 +244,6 @@ type bfs struct {
 	violated  spec.Set
 	levels    []uint64
 	first     [maxInvariants]edge // first violation of each invariant
-	firstLen  [maxInvariants]int
 
 	expanded     atomic.Uint64 // states of the current level done
 	lastProgress time.Time
@@ -265,6 +265,9 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 	}
 	if b.opt.ProgressEvery <= 0 {
 		b.opt.ProgressEvery = time.Second
+	}
+	if b.opt.Shard.N > 1 {
+		b.opt.Shard.Depth = max(b.opt.Shard.Depth, 1) // level 0 is the one initial state
 	}
 	b.seen = newStateSet(opt.HashCompact)
 	b.exps = make([]expander, b.gor)
@@ -498,7 +501,7 @@ func (b *bfs) collect() {
 		b.trans += out.trans
 		for i := range maxInvariants {
 			if out.first[i].ok && !b.first[i].ok {
-				b.first[i], b.firstLen[i] = out.first[i], b.depth+1
+				b.first[i] = out.first[i]
 			}
 		}
 	}
