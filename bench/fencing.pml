@@ -441,7 +441,7 @@ inline deliver(i) {
 	:: d_step { CANSTART(w) && wk[w].token == 0 -> \
 		forget(w); wk[w].ops++; wk[w].req++; wk[w].pending = OpAcquire; wk[w].res = r; \
 		SEND(AcquireReq, w, r, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
-	:: d_step { CANSTART(w) -> \
+	:: d_step { CANSTART(w) && (wk[w].token == 0 || wk[w].res == r) -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpRead; wk[w].res = r; \
 		SEND(ReadReq, w, r, wk[w].inc, 0, 0, 0, 0, 0, 0, 0, 1); sortmsgs() }
 

@@ -156,11 +156,11 @@ echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the table ----
 echo
-printf '| %-34s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' tool states transitions "time s" states/s "mem MB" "B/state" "B/st all"
-printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' ------------------------------------ ------------ ------------- --------- ----------- --------- ---------- ----------
+printf '| %-40s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' tool states transitions "time s" states/s "mem MB" "B/state" "B/st all"
+printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' ------------------------------------------ ------------ ------------- --------- ----------- --------- ---------- ----------
 row() { # label kv-name [spin|fc]
 	set -- "$1" "$2" "${3:-spin}"
-	printf '| %-34s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' "$1" "$(kv "$2" states "$3")" \
+	printf '| %-40s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' "$1" "$(kv "$2" states "$3")" \
 		"$(kv "$2" transitions "$3")" "$(kv "$2" seconds "$3")" "$(kv "$2" rate "$3")" "$(kv "$2" mem_mb "$3")" \
 		"$(kv "$2" bps_store "$3")" "$(kv "$2" bps_total "$3")"
 }
