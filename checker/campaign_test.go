@@ -11,10 +11,7 @@ import (
 // variant's verdict must be the expected one, and every counterexample must
 // reproduce its violation.
 func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
-	opt := DefaultCampaign()
-	if testing.Short() {
-		opt.Runs = 1000
-	}
+	opt := DefaultCampaign() // the full budget even with -short: scheduler-only-check needs it
 	results, err := Campaign(context.Background(), spec.All(), opt)
 	if err != nil {
 		t.Fatal(err)

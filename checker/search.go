@@ -16,6 +16,11 @@ type SearchOptions struct {
 	// Stop is the set of invariants whose violation ends the search (and is
 	// shrunk). Zero means every invariant.
 	Stop spec.Set
+	// Shard, when Shard.N > 1, makes this search one of N independent jobs:
+	// it tries only the runs i with i mod N == Shard.I. The jobs together
+	// try exactly the unsplit search's runs; the violation with the least
+	// run index over the jobs is the unsplit search's.
+	Shard Shard
 	// Progress, when set, is called after every run.
 	Progress func(done int)
 }
@@ -23,6 +28,7 @@ type SearchOptions struct {
 // Found is a violation found by a search, shrunk.
 type Found struct {
 	Invariant string
+	Index     int    // the run's index in the search
 	Seed      uint64 // the run's own seed
 	Run       *model.Run
 }
@@ -72,21 +78,26 @@ func Search(ctx context.Context, m *model.Machine, opt SearchOptions) *Found {
 	if stop == 0 {
 		stop = ^spec.Set(0)
 	}
-	for i := 0; i < opt.Runs; i++ {
+	first, step := 0, 1
+	if opt.Shard.N > 1 {
+		first, step = opt.Shard.I, opt.Shard.N
+	}
+	done := 0
+	for i := first; i < opt.Runs; i += step {
 		if ctx.Err() != nil {
 			return nil
 		}
 		seed := RunSeed(opt.Seed, i)
 		run, judged := RandomRun(m, seed, opt.Steps, stop)
 		v := Violations(run, judged) & stop
-		if opt.Progress != nil {
-			opt.Progress(i + 1)
+		if done++; opt.Progress != nil {
+			opt.Progress(done)
 		}
 		if v == 0 {
 			continue
 		}
 		inv := v.IDs()[0]
-		return &Found{Invariant: inv, Seed: seed, Run: Shrink(m, run.Actions, inv)}
+		return &Found{Invariant: inv, Index: i, Seed: seed, Run: Shrink(m, run.Actions, inv)}
 	}
 	return nil
 }

@@ -15,13 +15,23 @@ import (
 	"fencecheck/spec"
 )
 
-// configFlags registers the model bounds a verb can override.
+// configFlags registers the model bounds (model.Config) a verb can override.
 func configFlags(fs interface {
 	IntVar(*int, string, int, string)
 }, c *model.Config) {
 	fs.IntVar(&c.Workers, "workers", c.Workers, "worker processes (2..4)")
 	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (tasks), each with its own lease and fence (1..3)")
 	fs.IntVar(&c.TTL, "ttl", c.TTL, "lease length in ticks")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "coordinator replicas that believe they are primary (2: split brain)")
+	fs.IntVar(&c.Ops, "ops", c.Ops, "operations each worker may start")
+	fs.IntVar(&c.Grants, "grants", c.Grants, "grants per resource")
+	fs.IntVar(&c.InFlight, "in-flight", c.InFlight, "messages in flight at once")
+	fs.IntVar(&c.Drops, "drops", c.Drops, "messages the network may lose")
+	fs.IntVar(&c.Dups, "dups", c.Dups, "messages the network may duplicate")
+	fs.IntVar(&c.Crashes, "crashes", c.Crashes, "worker crash-and-restarts")
+	fs.IntVar(&c.Restarts, "restarts", c.Restarts, "coordinator restarts")
+	fs.IntVar(&c.Forgeries, "forgeries", c.Forgeries, "writes with a token the worker made up")
+	fs.IntVar(&c.Skew, "skew", c.Skew, "largest worker clock offset, in ticks")
 }
 
 // builtin lists the variants the campaign searches (a test swaps in a
@@ -149,6 +159,11 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 	steps := fs.Int("steps", 100, "actions per random run")
 	depth := fs.Int("depth", 0, "bfs: depth bound (0: none)")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit)")
+	unexpected := fs.Bool("unexpected", false, "only invariants the variant is not expected to violate (a proof of the expected verdict)")
+	shardFlag := fs.String("shard", "", "i/n: run as job i of n independent jobs (random: runs i, i+n, ...; bfs: split at --shard-depth); merge their --json with explore merge")
+	shardDepth := fs.Int("shard-depth", 4, "bfs: the depth at which --shard splits the search")
+	hashCompact := fs.Bool("hash-compact", false, "bfs: store a 64-bit hash per state (the chance of a missed state is reported)")
+	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -167,8 +182,18 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 		}
 		stop = spec.SetOf(*invID)
 	}
+	if *unexpected {
+		stop &^= v.Expect.Violates | v.Expect.May
+	}
 	if *mode != "random" && *mode != "bfs" {
 		return 0, usagef("--mode %q: want random or bfs", *mode)
+	}
+	var shard checker.Shard
+	if *shardFlag != "" {
+		if _, err := fmt.Sscanf(*shardFlag, "%d/%d", &shard.I, &shard.N); err != nil || shard.N < 1 || shard.I < 0 || shard.I >= shard.N {
+			return 0, usagef("--shard %q: want i/n with 0 <= i < n", *shardFlag)
+		}
+		shard.Depth = *shardDepth
 	}
 	if err := cfg.Validate(); err != nil {
 		return 0, usageError{err}
@@ -183,21 +208,24 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 	start := time.Now()
 	var run *model.Run
 	var inv string
-	summary := map[string]any{"variant": v.Name, "mode": *mode}
+	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed, "runs": *runs}
 	if *mode == "bfs" {
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, Symmetry: model.SymWorkers,
-			Progress: func(p checker.BFSProgress) { show("%+v", p) }})
+		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, Symmetry: model.SymWorkers | model.SymResources,
+			HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
+			Progress: func(p checker.BFSProgress) {
+				show("depth %d: %d/%d of the level, %d states, %.0f states/s, %s", p.Depth, p.Expanded, p.Frontier,
+					p.States, p.Rate, p.Elapsed.Round(time.Second))
+			}})
 		show("")
 		summary["bfs"] = res
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
 		}
 		if !*jsonOut {
-			fmt.Fprintf(stdout, "bfs: %d states, %d transitions, depth %d, %.0f states/s, %s, complete=%v (%s)\n",
-				res.States, res.Transitions, res.MaxDepth, res.Rate, res.Elapsed.Round(time.Millisecond), res.Complete, res.Stopped)
+			printBFS(stdout, res)
 		}
 	} else {
-		found := checker.Search(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop,
+		found := checker.Search(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop, Shard: shard,
 			Progress: func(done int) {
 				if done%1000 == 0 {
 					show("%d runs, %s", done, time.Since(start).Round(time.Second))
@@ -206,7 +234,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 		show("")
 		if found != nil {
 			run, inv = found.Run, found.Invariant
-			summary["runSeed"] = found.Seed
+			summary["runSeed"], summary["runIndex"] = found.Seed, found.Index
 		}
 	}
 	summary["elapsed"] = time.Since(start).String()
@@ -230,4 +258,16 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) in %s (and .html)\n",
 		v.Name, inv, len(h.Ops()), len(run.Actions), path)
 	return exitViolation, nil
+}
+
+func printBFS(w io.Writer, res checker.BFSResult) {
+	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s, complete: %v\n",
+		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
+		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, res.Complete)
+	if res.HashCompact {
+		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
+	}
+	if len(res.ViolatedIDs) > 0 {
+		fmt.Fprintf(w, "violated on some transition: %s\n", strings.Join(res.ViolatedIDs, ", "))
+	}
 }

@@ -45,6 +45,7 @@ func init() {
 		{"replay", "FILE", "re-execute a history the model recorded and check it", runReplay},
 		{"check", "FILE|-", "check any history in the documented format (no model)", runCheck},
 		{"viz", "FILE [-o OUT.html] [--format html|mermaid]", "render a history as a timeline", runViz},
+		{"merge", "FILE...", "combine the --json results of the jobs of a split search (--shard i/n)", runMerge},
 		{"real", "[--db sqlite|postgres] [--sink atomic|check-then-write]", "run real workers against a fenced sink on a real database and check the histories", runReal},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,5 +209,66 @@ func TestVizDrawsPorcupineBeside(t *testing.T) {
 	code, stdout, _ := explore(t, "viz", "--format", "mermaid", "../../histories/seed/3-takeover-fences-stale-write.jsonl")
 	if code != 0 || !strings.HasPrefix(stdout, "sequenceDiagram") && !strings.Contains(stdout, "sequenceDiagram") {
 		t.Fatalf("viz --format mermaid: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestShardedSearchesMergeToTheUnshardedVerdict: n jobs of a split search,
+// merged, give the verdict (and for the random search the very run) of one
+// unsplit search.
+func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
+	dir := t.TempDir()
+	type out struct {
+		RunIndex  *int `json:"runIndex"`
+		Violation *struct {
+			Invariant  string `json:"invariant"`
+			Operations int    `json:"operations"`
+		} `json:"violation"`
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"random", []string{"--variant", "check-then-write", "--invariant", "fencing"}},
+		{"bfs", []string{"--variant", "grant-before-fence", "--mode", "bfs", "--invariant", "fence-before-grant", "--workers", "2",
+			"--resources", "1", "--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "1", "--drops", "0",
+			"--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0", "--skew", "0"}},
+		{"bfs-clean", []string{"--variant", "reference", "--mode", "bfs", "--unexpected", "--workers", "2",
+			"--resources", "1", "--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "1", "--drops", "0",
+			"--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0", "--skew", "0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var whole out
+			code, stdout, _ := explore(t, append([]string{"search", "--json", "--out", dir}, c.args...)...)
+			if err := json.Unmarshal([]byte(stdout), &whole); err != nil {
+				t.Fatalf("unsharded: %v\n%s", err, stdout)
+			}
+			var files []string
+			for i := 0; i < 3; i++ {
+				_, stdout, _ := explore(t, append([]string{"search", "--json", "--out", dir, "--shard", fmt.Sprintf("%d/3", i), "--shard-depth", "3"}, c.args...)...)
+				f := filepath.Join(dir, fmt.Sprintf("%s-%d.json", c.name, i))
+				if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, f)
+			}
+			mcode, stdout, stderr := explore(t, append([]string{"merge", "--json"}, files...)...)
+			var merged out
+			if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
+				t.Fatalf("merge: %v\n%s%s", err, stdout, stderr)
+			}
+			if mcode != code || (merged.Violation == nil) != (whole.Violation == nil) {
+				t.Fatalf("merged: exit %d %+v; unsharded: exit %d %+v", mcode, merged.Violation, code, whole.Violation)
+			}
+			if whole.Violation != nil && (merged.Violation.Invariant != whole.Violation.Invariant ||
+				merged.Violation.Operations != whole.Violation.Operations) {
+				t.Fatalf("merged %+v, unsharded %+v", *merged.Violation, *whole.Violation)
+			}
+			if whole.RunIndex != nil && (merged.RunIndex == nil || *merged.RunIndex != *whole.RunIndex) {
+				t.Fatalf("merged found run %v, unsharded run %d", merged.RunIndex, *whole.RunIndex)
+			}
+		})
+	}
+	if code, _, _ := explore(t, "merge", filepath.Join(dir, "random-0.json")); code != 2 {
+		t.Fatalf("merging one job of three: exit %d, want 2", code)
 	}
 }
