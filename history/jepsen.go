@@ -101,7 +101,7 @@ func ReadAny(name string, r io.Reader) (*History, error) {
 	if Sniff(head) == Jepsen {
 		return ReadJepsen(name, in)
 	}
-	return ReadAll(name, in)
+	return readAll(name, in, sizeHint(r))
 }
 
 // ReadJepsen reads a Jepsen history in JSON (a JSON array of operations, or

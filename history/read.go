@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -140,11 +141,30 @@ func (r *Reader) Next() (Event, error) {
 
 // ReadAll reads a whole history.
 func ReadAll(name string, rd io.Reader) (*History, error) {
+	return readAll(name, rd, sizeHint(rd))
+}
+
+// sizeHint guesses how many events a file holds from its size (event lines
+// are rarely shorter than 64 bytes), so that a large history's events are
+// allocated once instead of copied at every growth; 0 when rd is not a file.
+func sizeHint(rd io.Reader) int {
+	f, ok := rd.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return 0
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	return int(min(st.Size()/64, 1<<26))
+}
+
+func readAll(name string, rd io.Reader, hint int) (*History, error) {
 	r, err := NewReader(name, rd)
 	if err != nil {
 		return nil, err
 	}
-	h := &History{}
+	h := &History{Events: make([]Event, 0, hint)}
 	h.Header, h.HasHeader = r.Header()
 	for {
 		e, err := r.Next()
@@ -153,6 +173,11 @@ func ReadAll(name string, rd io.Reader) (*History, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(h.Events) == cap(h.Events) {
+			// Double: append's gentler growth on large slices copies the
+			// (large) events several times over on million-event histories.
+			h.Events = slices.Grow(h.Events, max(len(h.Events), 1024))
 		}
 		h.Events = append(h.Events, e)
 	}
