@@ -343,6 +343,11 @@ func (p *sleepPauser) maybePause(ctx context.Context, _ string) error {
 	d := pauseLength(p.rng, p.ttl)
 	p.rec.Fault(p.id, history.Pause, history.Value{})
 	defer p.rec.Fault(p.id, history.Resume, history.Value{})
+	return sleep(ctx, d)
+}
+
+// sleep waits for d, or until ctx is done (then it returns ctx's error).
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -433,12 +438,7 @@ func (p *proc) stop(ctx context.Context, d time.Duration, wait bool) error {
 	cont := func() {
 		defer p.wg.Done()
 		defer p.mu.Unlock()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
+		_ = sleep(ctx, d) // cancelled or not, the process must go on
 		p.rec.Fault(p.id, history.Resume, history.Value{})
 		// An error means the process is gone: nothing left to continue.
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)

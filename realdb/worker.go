@@ -139,15 +139,7 @@ func (w *worker) attempt(ctx context.Context, resource, requestID string) error 
 
 // backoff waits a quarter to a half of a ttl before the next attempt.
 func (w *worker) backoff(ctx context.Context) error {
-	d := w.spec.TTL/4 + time.Duration(w.rng.Int64N(int64(w.spec.TTL/4)+1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep(ctx, w.spec.TTL/4+time.Duration(w.rng.Int64N(int64(w.spec.TTL/4)+1)))
 }
 
 // call records the invocation, runs op, and records its completion: ok, fail
