@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -57,10 +58,19 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, err
 	}
 	show := progress(isTerminal(os.Stderr) && !*jsonOut)
 	start := time.Now()
+	variants := builtin()
+	finished := 0
+	var mu sync.Mutex // Progress is called from the searching goroutines
 	opt.Progress = func(v string, done, total int) {
-		show("%-20s %5d/%d runs  %s", v, done, total, time.Since(start).Round(time.Second))
+		mu.Lock()
+		defer mu.Unlock()
+		if done == total {
+			finished++
+		}
+		show("%d/%d variants searched; %-20s %5d/%d runs  %s", finished, len(variants), v, done, total,
+			time.Since(start).Round(time.Second))
 	}
-	results, err := checker.Campaign(ctx, builtin(), opt)
+	results, err := checker.Campaign(ctx, variants, opt)
 	show("")
 	if err != nil {
 		return 0, err
