@@ -59,15 +59,15 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, err
 	show := progress(isTerminal(os.Stderr) && !*jsonOut)
 	start := time.Now()
 	variants := builtin()
-	finished := 0
+	finished := map[string]bool{}
 	var mu sync.Mutex // Progress is called from the searching goroutines
 	opt.Progress = func(v string, done, total int) {
 		mu.Lock()
 		defer mu.Unlock()
 		if done == total {
-			finished++
+			finished[v] = true
 		}
-		show("%d/%d variants searched; %-20s %5d/%d runs  %s", finished, len(variants), v, done, total,
+		show("%d/%d variants searched; %-20s %5d/%d runs  %s", len(finished), len(variants), v, done, total,
 			time.Since(start).Round(time.Second))
 	}
 	results, err := checker.Campaign(ctx, variants, opt)
