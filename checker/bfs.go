@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"fencecheck/model"
 	"fencecheck/spec"
@@ -190,7 +191,10 @@ type edge struct {
 }
 
 // cand is a successor not seen in earlier levels, waiting to be merged.
-// The chunk's bytes hold its key (Encode) then its packed state (Pack).
+// Its key (Encode) is in the chunk's keys at off; its state is the
+// chunk's states at the same index as the cand. Only the merge packs the
+// states that turn out new (most candidates are not), into the packs of
+// the goroutine that inserted them, and then sets off to the packing's.
 type cand struct {
 	hash   uint64
 	parent uint32
@@ -199,7 +203,7 @@ type cand struct {
 	fresh  bool  // set by the merge: a new state
 	off    uint32
 	key    uint16 // length of the key
-	packed uint16 // length of the packed state
+	packed uint16 // length of the packed state, set by the merge
 }
 
 const candSize = 24 // bytes of a cand
@@ -208,6 +212,7 @@ const candSize = 24 // bytes of a cand
 type chunkOut struct {
 	cands    []cand
 	keys     []byte
+	states   []model.State // the cands' canonical states
 	violated spec.Set
 	trans    uint64
 	stop     edge                // the chunk's first transition violating a stop invariant
@@ -216,10 +221,17 @@ type chunkOut struct {
 
 // expander is one goroutine's scratch space.
 type expander struct {
-	canon   *model.Canon
-	acts    []model.Action
-	s, t, c model.State
+	canon *model.Canon
+	acts  []model.Action
+	s, t  model.State
+	group [lookGroup]model.State // the canonical states of the pending candidates
+	sink  byte                   // what the warm-up loads read, kept so that they are not elided
 }
+
+// lookGroup is how many successors are looked up in the visited set
+// together: their table slots (and keys) are loaded first, all at once,
+// so that the cache misses overlap instead of following one another.
+const lookGroup = 16
 
 type bfs struct {
 	m     *model.Machine
@@ -238,6 +250,7 @@ type bfs struct {
 	curStride uint32   // and between two of its states (1 but after keepShare)
 	depth     int
 	outs      []chunkOut
+	packs     [][]byte // per merge goroutine, the packed new states of a batch
 	exps      []expander
 	unreduced uint64
 	trans     uint64
@@ -430,7 +443,11 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 	wg.Wait()
 	var front uint64
 	for k := range b.outs {
-		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*candSize
+		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*candSize +
+			uint64(cap(b.outs[k].states))*uint64(unsafe.Sizeof(model.State{}))
+	}
+	for _, p := range b.packs {
+		front += uint64(cap(p))
 	}
 	front += uint64(cap(b.cur)+cap(b.next))*8 + b.front.held
 	b.peakFrontier = max(b.peakFrontier, front)
@@ -441,11 +458,12 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 // transition and keeps the successors not seen in earlier levels.
 func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
-	out.cands, out.keys = out.cands[:0], out.keys[:0]
+	out.cands, out.keys, out.states = out.cands[:0], out.keys[:0], out.states[:0]
 	out.violated, out.trans, out.stop, out.first = 0, 0, edge{}, [maxInvariants]edge{}
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
-	s, t, c := &e.s, &e.t, &e.c
+	s, t := &e.s, &e.t
+	pending := 0 // candidates at the end of out.cands not looked up yet
 	for i := lo; i < hi; i++ {
 		if _, err := model.Unpack(b.front.key(b.cur[i]), s); err != nil {
 			panic(err) // the arena holds what Pack wrote
@@ -464,21 +482,53 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			if out.stop.ok {
 				continue // this level ends the search: no successor is needed
 			}
+			c := &e.group[pending]
 			orbit := e.canon.Canonical(t, c)
 			start := len(out.keys)
 			out.keys = m.Encode(c, out.keys)
 			key := out.keys[start:]
-			h := hashKey(key)
-			if b.seen.contains(key, h) {
-				out.keys = out.keys[:start]
-				continue
+			out.cands = append(out.cands, cand{hash: hashKey(key), parent: parent, act: uint16(ai),
+				orbit: uint8(orbit), off: uint32(start), key: uint16(len(key))})
+			if pending++; pending == lookGroup {
+				b.lookUp(e, out, pending)
+				pending = 0
 			}
-			klen := len(key)
-			out.keys = model.Pack(c, out.keys)
-			out.cands = append(out.cands, cand{hash: h, parent: parent, act: uint16(ai), orbit: uint8(orbit),
-				off: uint32(start), key: uint16(klen), packed: uint16(len(out.keys) - start - klen)})
 		}
 	}
+	b.lookUp(e, out, pending)
+}
+
+// lookUp drops, of the last n candidates of out (whose states are
+// e.group[:n]), those seen in earlier levels, and keeps the others' states.
+func (b *bfs) lookUp(e *expander, out *chunkOut, n int) {
+	if n == 0 {
+		return
+	}
+	base := len(out.cands) - n
+	group := out.cands[base:]
+	var slot [lookGroup]uint64
+	for i := range group {
+		slot[i] = b.seen.home(group[i].hash)
+	}
+	for i := range group {
+		e.sink ^= b.seen.touch(slot[i], group[i].hash)
+	}
+	kept, end := base, group[0].off // the group's keys follow one another from there
+	for i := range group {
+		c := group[i]
+		key := out.keys[c.off : c.off+uint32(c.key)]
+		if b.seen.contains(key, c.hash) {
+			continue
+		}
+		copy(out.keys[end:], key)
+		c.off = end
+		end += uint32(c.key)
+		out.cands[kept] = c
+		out.states = append(out.states, e.group[i])
+		kept++
+	}
+	out.cands = out.cands[:kept]
+	out.keys = out.keys[:end]
 }
 
 func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {
@@ -509,19 +559,31 @@ func (b *bfs) collect() {
 
 // merge inserts the batch's new successors into the visited set and
 // appends them to the next level. The set's parts are filled in parallel,
-// each with its candidates in chunk order; then the new states are
-// numbered in chunk order.
+// each with its candidates in chunk order, packing the new ones; then the
+// new states are numbered in chunk order.
 func (b *bfs) merge() {
 	g := min(b.gor, setParts)
+	if len(b.packs) < g {
+		b.packs = make([][]byte, g)
+	}
 	insert := func(j int) {
+		packs := b.packs[j][:0]
 		for k := range b.outs {
 			out := &b.outs[k]
 			for i := range out.cands {
-				if c := &out.cands[i]; part(c.hash)%g == j {
-					c.fresh = b.seen.insert(out.keys[c.off:c.off+uint32(c.key)], c.hash)
+				c := &out.cands[i]
+				if part(c.hash)%g != j {
+					continue
+				}
+				c.fresh = b.seen.insert(out.keys[c.off:c.off+uint32(c.key)], c.hash)
+				if c.fresh {
+					start := len(packs)
+					packs = model.Pack(&out.states[i], packs)
+					c.off, c.packed = uint32(start), uint16(len(packs)-start)
 				}
 			}
 		}
+		b.packs[j] = packs
 	}
 	var wg sync.WaitGroup
 	for j := 1; j < g; j++ {
@@ -537,8 +599,8 @@ func (b *bfs) merge() {
 		out := &b.outs[k]
 		for _, c := range out.cands {
 			if c.fresh {
-				end := c.off + uint32(c.key)
-				b.next = append(b.next, b.front.add(out.keys[end:end+uint32(c.packed)]))
+				packs := b.packs[part(c.hash)%g]
+				b.next = append(b.next, b.front.add(packs[c.off:c.off+uint32(c.packed)]))
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}

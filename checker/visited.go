@@ -134,6 +134,19 @@ func (v *visited) contains(key []byte, h uint64) bool {
 	return found
 }
 
+// home returns the entry in the home slot of hash h.
+func (v *visited) home(h uint64) uint64 { return v.table[v.entryHash(h)>>v.shift] }
+
+// touch reads the first byte of the key of entry e if e may be hash h's
+// (exact mode), so that comparing the keys finds it in cache.
+func (v *visited) touch(e, h uint64) byte {
+	if v.compact || e == 0 || e&^offMask != v.entryHash(h) {
+		return 0
+	}
+	off := e&offMask - 1
+	return v.keys.chunks[off>>arenaChunkBits][off&(1<<arenaChunkBits-1)]
+}
+
 // find returns the slot of the key with hash h, or the empty slot where
 // it belongs.
 func (v *visited) find(key []byte, h uint64) (uint64, bool) {
@@ -226,6 +239,12 @@ func newStateSet(compact bool) *stateSet {
 func part(h uint64) int { return int(h & (setParts - 1)) }
 
 func (s *stateSet) contains(key []byte, h uint64) bool { return s.parts[part(h)].contains(key, h) }
+
+// home and touch are the parts' (see visited.home and visited.touch):
+// loads that warm the cache for a lookup of hash h.
+func (s *stateSet) home(h uint64) uint64 { return s.parts[part(h)].home(h) }
+
+func (s *stateSet) touch(e, h uint64) byte { return s.parts[part(h)].touch(e, h) }
 
 // insert adds a key to its part; only one goroutine at a time may insert
 // into a part.
