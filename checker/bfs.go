@@ -9,8 +9,8 @@ import (
 	"time"
 	"unsafe"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // BFSOptions configure an exhaustive breadth-first search.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"fencecheck/model"
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // benchKeys returns n distinct keys of a typical length (a state's Encode

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // rebuild turns the stored path to the violating transition e into a run

@@ -1,8 +1,8 @@
 package checker
 
 import (
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // stopRank orders why searches ended, for a merge: the most telling wins.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol on the large BFS configuration (minutes)")

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // CampaignOptions set the budget of a campaign.

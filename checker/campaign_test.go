@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // TestCampaignFindsEveryExpectedViolation runs the default campaign: every

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"fencecheck/checker"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // A user's own protocol change, declared outside fencecheck: "I want to renew

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 var figures = flag.Int("figures", 0, "measure time to the first counterexample over this many seeds (TestFigures)")

@@ -10,9 +10,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"fencecheck/history"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // maxSteps is the length of one rapid run (it ends earlier at a violation).

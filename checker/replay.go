@@ -3,9 +3,9 @@ package checker
 import (
 	"fmt"
 
-	"fencecheck/history"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // Verdict is what checking one history found.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"fencecheck/model"
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // Script runs the steps of a scripted scenario. Each step is an action's

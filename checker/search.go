@@ -4,8 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // SearchOptions bound a randomized search.

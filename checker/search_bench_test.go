@@ -3,8 +3,8 @@ package checker
 import (
 	"testing"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // BenchmarkRandomRunChecked is one run of the randomized search at the

@@ -1,9 +1,9 @@
 package checker
 
 import (
-	"fencecheck/history"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // Lenient re-executes a trace, skipping every action that is not enabled

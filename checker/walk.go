@@ -5,8 +5,8 @@
 package checker
 
 import (
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // Chooser returns a number in [0, n), the random source of a walk, or a

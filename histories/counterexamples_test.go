@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"fencecheck/checker"
-	"fencecheck/history"
-	"fencecheck/model"
-	"fencecheck/spec"
-	"fencecheck/viz"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 // TestCounterexamples checks the committed counterexample of every variant

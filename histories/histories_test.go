@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"fencecheck/checker"
-	"fencecheck/history"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the seed histories from their scripts")

@@ -9,7 +9,7 @@ package model
 import (
 	"fmt"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // Machine is the model of one protocol under one configuration.

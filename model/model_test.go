@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // walk runs a seeded random walk, calling visit before every step.

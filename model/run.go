@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // Run is one run of a machine: its state, the coordinator's clock, and the

@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // Step applies action a to s in place, appends the events it produced to evs

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"fencecheck/model"
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // benchConfig is the default BFS configuration of the checker's tests.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // symConfig has room for every kind of renaming: three workers, two

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // Protocol errors of the coordinator: the fail answers of the history format.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 func TestCoordinator(t *testing.T) {

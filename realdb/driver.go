@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"fencecheck/history"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // Config says what Run does. Zero fields take the defaults given.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 var soak = flag.Int("realdb.soak", 0, "runs per database and sink for TestSoak (0: skip it)")

@@ -9,7 +9,7 @@ import (
 	"os"
 	"sync"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // The loopback protocol between the driver and its process workers: JSON

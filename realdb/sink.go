@@ -16,7 +16,7 @@ import (
 	"errors"
 	"fmt"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // Database and sink kinds, as Config and SinkConfig name them.

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 var testSchemas atomic.Int64

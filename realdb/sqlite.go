@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, "sqlite"
 )

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // lessor is the coordinator as a worker sees it: in process, or over the

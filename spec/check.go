@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // MaxPerResource is the most violations of one invariant that Check lists for

@@ -1,6 +1,6 @@
 package spec
 
-import "fencecheck/history"
+import "github.com/fencecheck/fencecheck/history"
 
 // checkFencing: an ok write with token t whose invoke line comes after the ok
 // line of an acquire that granted t' > t, of an advance that returned a fence

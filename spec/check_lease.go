@@ -3,7 +3,7 @@ package spec
 import (
 	"sort"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // holderTok names a lease: its holder and token.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // parse reads an inline JSONL history; tabs and blank lines are layout.

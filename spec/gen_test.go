@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // genHistory simulates the reference protocol deterministically from seed:

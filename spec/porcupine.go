@@ -12,7 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // SinkInput is the input of one operation on the sequential fenced sink of

@@ -12,7 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 func TestEndToEndModel(t *testing.T) {

@@ -1,6 +1,6 @@
 package spec
 
-import "fencecheck/model"
+import "github.com/fencecheck/fencecheck/model"
 
 // Set is a set of invariants, one bit per entry of Invariants.
 type Set uint16

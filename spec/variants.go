@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"fencecheck/model"
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // Variant is a protocol variant: the reference protocol with one decision

@@ -4,8 +4,8 @@ import (
 	"os"
 	"strings"
 
-	"fencecheck/history"
-	"fencecheck/viz"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 // A grant and a write, drawn as a Mermaid sequence diagram.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // HTML writes a self-contained page (HTML and inline SVG, no external

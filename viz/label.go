@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // The labels below are shared by both pictures: short, and built from the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"fencecheck/history"
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // Mermaid writes h as a Mermaid sequenceDiagram: one participant per lane

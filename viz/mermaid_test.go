@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"fencecheck/history"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 func mermaidOf(t *testing.T, h *history.History, opt Options) string {

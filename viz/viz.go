@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"fencecheck/history"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // DefaultMaxEvents is how many events HTML draws when Options.MaxEvents is 0.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"fencecheck/history"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 func load(t *testing.T, name string) *history.History {

@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"fencecheck/checker"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // configFlags registers the model bounds (model.Config) a verb can override.

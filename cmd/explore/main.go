@@ -13,7 +13,7 @@ import (
 	"os"
 	"os/signal"
 
-	"fencecheck/realdb"
+	"github.com/fencecheck/fencecheck/realdb"
 )
 
 // exit statuses of the contract.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 func explore(t *testing.T, args ...string) (code int, stdout, stderr string) {

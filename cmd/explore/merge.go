@@ -8,8 +8,8 @@ import (
 	"os"
 	"slices"
 
-	"fencecheck/checker"
-	"fencecheck/model"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // searchResult is what explore search --json prints: the input of merge.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"fencecheck/realdb"
+	"github.com/fencecheck/fencecheck/realdb"
 )
 
 func runReal(ctx context.Context, args []string, stdout io.Writer) (int, error) {

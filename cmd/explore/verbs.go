@@ -13,10 +13,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"fencecheck/checker"
-	"fencecheck/history"
-	"fencecheck/spec"
-	"fencecheck/viz"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 func isTerminal(f *os.File) bool {

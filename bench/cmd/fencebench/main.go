@@ -20,9 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"fencecheck/checker"
-	"fencecheck/model"
-	"fencecheck/spec"
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 func main() {
