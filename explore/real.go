@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/realdb"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
-func runReal(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("real", "[--db sqlite|postgres] [--sink atomic|check-then-write] [flags]",
 		"Run real workers (goroutines and SIGSTOPped processes) against a real coordinator and a fenced sink on a real database, record each run's history and check it. Exit 1 when a run violates an invariant beyond absolute-validity.", stdout)
 	cfg := realdb.Config{}

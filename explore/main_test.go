@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"bytes"
@@ -15,8 +15,14 @@ import (
 
 func explore(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return exploreWith(t, spec.All(), args...)
+}
+
+// exploreWith runs the command line with the catalogue cat.
+func exploreWith(t *testing.T, cat []spec.Variant, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb)
+	code = run(context.Background(), args, &out, &errb, cat)
 	return code, out.String(), errb.String()
 }
 
@@ -43,7 +49,7 @@ func TestCheckMalformedExits2NamingFileLineField(t *testing.T) {
 }
 
 func TestCheckSeedHistories(t *testing.T) {
-	files, _ := filepath.Glob("../../histories/seed/*.jsonl")
+	files, _ := filepath.Glob("../histories/seed/*.jsonl")
 	if len(files) != 5 {
 		t.Fatalf("found %d seed histories, want 5", len(files))
 	}
@@ -71,7 +77,7 @@ func TestCheckSeedHistories(t *testing.T) {
 }
 
 func TestCheckUnexpectedViolationExits1(t *testing.T) {
-	h, err := os.ReadFile("../../histories/seed/2-expired-not-taken-over.jsonl")
+	h, err := os.ReadFile("../histories/seed/2-expired-not-taken-over.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +93,7 @@ func TestCheckUnexpectedViolationExits1(t *testing.T) {
 }
 
 func TestReplayAndSearch(t *testing.T) {
-	code, stdout, _ := explore(t, "replay", "../../histories/counterexamples/grant-before-fence.jsonl")
+	code, stdout, _ := explore(t, "replay", "../histories/counterexamples/grant-before-fence.jsonl")
 	if code != 0 || !strings.Contains(stdout, "reproduces") {
 		t.Fatalf("replay: exit %d\n%s", code, stdout)
 	}
@@ -174,16 +180,12 @@ func TestCampaignExitsOneOnAMislabelledVariant(t *testing.T) {
 	v.Name = "global-fence-mislabelled"
 	v.Expect = spec.Expectation{Violates: spec.SetOf(spec.AbsoluteValidity)} // claims the shared fence is safe
 	ref, _ := spec.LookupVariant(spec.All(), "reference")
-	old := builtin
-	defer func() { builtin = old }()
-	builtin = func() []spec.Variant { return []spec.Variant{ref, v} }
 	out := t.TempDir()
-	code, stdout, _ := explore(t, "--runs", "500", "--out", out)
+	code, stdout, _ := exploreWith(t, []spec.Variant{ref, v}, "--runs", "500", "--out", out)
 	if code != 1 || !strings.Contains(stdout, "UNEXPECTED global-fence-mislabelled") {
 		t.Fatalf("exit %d, want 1 with the variant named\n%s", code, stdout)
 	}
-	builtin = func() []spec.Variant { return []spec.Variant{ref} }
-	if code, stdout, _ := explore(t, "--runs", "500", "--out", out); code != 0 {
+	if code, stdout, _ := exploreWith(t, []spec.Variant{ref}, "--runs", "500", "--out", out); code != 0 {
 		t.Fatalf("reference alone: exit %d, want 0\n%s", code, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(out, "reference", "absolute-validity.html")); err != nil {
@@ -195,7 +197,7 @@ func TestCampaignExitsOneOnAMislabelledVariant(t *testing.T) {
 // gets porcupine's own picture beside the timeline, linked from it.
 func TestVizDrawsPorcupineBeside(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "t.html")
-	if code, _, stderr := explore(t, "viz", "../../histories/counterexamples/ttl-only-lock.jsonl", "-o", out); code != 0 {
+	if code, _, stderr := explore(t, "viz", "../histories/counterexamples/ttl-only-lock.jsonl", "-o", out); code != 0 {
 		t.Fatalf("viz: exit %d: %s", code, stderr)
 	}
 	pics, _ := filepath.Glob(strings.TrimSuffix(out, ".html") + "-porcupine-*.html")
@@ -206,7 +208,7 @@ func TestVizDrawsPorcupineBeside(t *testing.T) {
 	if !strings.Contains(string(page), filepath.Base(pics[0])) {
 		t.Fatal("the timeline does not link porcupine's picture")
 	}
-	code, stdout, _ := explore(t, "viz", "--format", "mermaid", "../../histories/seed/3-takeover-fences-stale-write.jsonl")
+	code, stdout, _ := explore(t, "viz", "--format", "mermaid", "../histories/seed/3-takeover-fences-stale-write.jsonl")
 	if code != 0 || !strings.HasPrefix(stdout, "sequenceDiagram") && !strings.Contains(stdout, "sequenceDiagram") {
 		t.Fatalf("viz --format mermaid: exit %d\n%s", code, stdout)
 	}

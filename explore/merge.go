@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // searchResult is what explore search --json prints: the input of merge.
@@ -30,7 +31,7 @@ type searchResult struct {
 	} `json:"violation"`
 }
 
-func runMerge(_ context.Context, args []string, stdout io.Writer) (int, error) {
+func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("merge", "FILE...", "Combine the --json results of the jobs of one split search (explore search --shard i/n) into one verdict.", stdout)
 	if err := parse(fs, args); err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"context"
@@ -35,11 +35,7 @@ func configFlags(fs interface {
 	fs.IntVar(&c.Skew, "skew", c.Skew, "largest worker clock offset, in ticks")
 }
 
-// builtin lists the variants the campaign searches (a test swaps in a
-// mislabelled one).
-var builtin = spec.All
-
-func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("campaign", "[flags]", "Search every built-in variant against every invariant; print the verdict matrix; write each counterexample (history + HTML) under --out.", stdout)
 	opt := checker.DefaultCampaign()
 	configFlags(fs, &opt.Config)
@@ -58,7 +54,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, err
 	}
 	show := progress(isTerminal(os.Stderr) && !*jsonOut)
 	start := time.Now()
-	variants := builtin()
+	variants := cat
 	finished := map[string]bool{}
 	var mu sync.Mutex // Progress is called from the searching goroutines
 	opt.Progress = func(v string, done, total int) {
@@ -157,7 +153,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) (int, err
 	return code, nil
 }
 
-func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("search", "--variant NAME [flags]", "Search one variant; stop at the first violation (shrink it, save it) or when the budget ends.", stdout)
 	cfg := model.DefaultConfig()
 	configFlags(fs, &cfg)
@@ -181,7 +177,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer) (int, error
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
-	v, err := spec.LookupVariant(spec.All(), *name)
+	v, err := spec.LookupVariant(cat, *name)
 	if err != nil {
 		return 0, usagef("--variant: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func runVariants(_ context.Context, args []string, stdout io.Writer) (int, error) {
+func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("variants", "", "List the built-in variants: name, what it changes, what it is expected to violate.", stdout)
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -36,7 +36,7 @@ func runVariants(_ context.Context, args []string, stdout io.Writer) (int, error
 		May      []string `json:"may,omitempty"`
 	}
 	var rows []row
-	for _, v := range spec.All() {
+	for _, v := range cat {
 		rows = append(rows, row{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
 	}
 	if *jsonOut {
@@ -64,7 +64,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func runInvariants(_ context.Context, args []string, stdout io.Writer) (int, error) {
+func runInvariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("invariants", "", "List the invariant ids, one line each.", stdout)
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -123,7 +123,7 @@ func parseHistory(fs *flag.FlagSet, args []string) (string, *history.History, er
 	return fs.Arg(0), h, err
 }
 
-func runCheck(_ context.Context, args []string, stdout io.Writer) (int, error) {
+func runCheck(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("check", "FILE|-", "Check a history (fencecheck format, or Jepsen-style JSON) against every invariant, with no model.", stdout)
 	timeout := fs.Duration("timeout", 0, "bound porcupine's search per resource (0: none); a timeout is reported as unknown")
 	path, h, err := parseHistory(fs, args)
@@ -167,7 +167,7 @@ func printReport(w io.Writer, path string, h *history.History, rep spec.Report) 
 	}
 }
 
-func runReplay(_ context.Context, args []string, stdout io.Writer) (int, error) {
+func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("replay", "FILE", "Re-execute a history the model recorded (its header names config and trace), say whether the model reproduces it event for event, and check it.", stdout)
 	path, h, err := parseHistory(fs, args)
 	if err != nil {
@@ -209,7 +209,7 @@ func list(ids []string) string {
 	return strings.Join(ids, ", ")
 }
 
-func runViz(_ context.Context, args []string, stdout io.Writer) (int, error) {
+func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, _ := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked.", stdout)
 	out := fs.String("o", "", "write to this file instead of standard output")
 	format := fs.String("format", "html", "html or mermaid")

@@ -1,0 +1,149 @@
+// Package explore is fencecheck's command line as a library: it searches
+// protocol variants for counterexamples, replays and checks histories, and
+// draws them. cmd/explore is Main with the built-in catalogue; a user's own
+// command registers their designs beside it (see docs/your-own-variant.md).
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/fencecheck/fencecheck/realdb"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// exit statuses of the contract.
+const (
+	exitOK        = 0
+	exitViolation = 1
+	exitUsage     = 2
+)
+
+// usageError marks a usage or input error (every verb error is one: exit
+// status 2).
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+type verb struct {
+	name, args, summary string
+	run                 func(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error)
+}
+
+var verbs []verb
+
+func init() {
+	verbs = []verb{
+		{"campaign", "[flags]", "search every built-in variant against every invariant (the default)", runCampaign},
+		{"variants", "", "list the built-in variants", runVariants},
+		{"invariants", "", "list the invariant ids", runInvariants},
+		{"search", "--variant NAME [flags]", "search one variant; stop at the first violation, shrink it, save it", runSearch},
+		{"replay", "FILE", "re-execute a history the model recorded and check it", runReplay},
+		{"check", "FILE|-", "check any history in the documented format (no model)", runCheck},
+		{"viz", "FILE [-o OUT.html] [--format html|mermaid]", "render a history as a timeline", runViz},
+		{"merge", "FILE...", "combine the --json results of the jobs of a split search (--shard i/n)", runMerge},
+		{"real", "[--db sqlite|postgres] [--sink atomic|check-then-write]", "run real workers against a fenced sink on a real database and check the histories", runReal},
+	}
+}
+
+// Main runs the explore command line on args (os.Args: the program name
+// first) with the built-in variants and the caller's own, and returns the
+// exit status of the contract. An interrupt (Ctrl-C) stops a long search,
+// which then reports how far it got.
+func Main(args []string, own ...spec.Variant) int {
+	realdb.MaybeRunWorker() // a process worker of explore real runs this binary again
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return run(ctx, args[1:], os.Stdout, os.Stderr, append(spec.All(), own...))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spec.Variant) int {
+	name := "campaign"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		printUsage(stdout)
+		return exitOK
+	}
+	for _, v := range verbs {
+		if v.name == name {
+			code, err := v.run(ctx, args, stdout, cat)
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "explore %s: %v\n", name, err)
+				return exitUsage
+			}
+			return code
+		}
+	}
+	fmt.Fprintf(stderr, "explore: unknown verb %q\n", name)
+	printUsage(stderr)
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: explore [VERB] [flags]\n\nfencecheck: a model checker and history checker for lease + fencing-token protocols.\n\nverbs:")
+	for _, v := range verbs {
+		fmt.Fprintf(w, "  %-10s %-45s %s\n", v.name, v.args, v.summary)
+	}
+	fmt.Fprintln(w, "\nWith no verb, explore runs the campaign. Every verb takes --json and --help.\nExit status: 0 nothing unexpected, 1 a violation (or an unexpected verdict), 2 usage or input error.")
+}
+
+// flags makes a verb's flag set: errors are returned, --help prints usage.
+func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) {
+	fs := flag.NewFlagSet("explore "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	jsonOut := fs.Bool("json", false, "print one JSON object on standard output, nothing else there")
+	fs.Usage = func() {}
+	help := func() {
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "usage: explore %s %s\n\n%s\n\nflags:\n", name, args, summary)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	helps[fs] = help
+	return fs, jsonOut
+}
+
+// helps holds each verb's help printer (one verb runs per process).
+var helps = map[*flag.FlagSet]func(){}
+
+// parse parses flags, mapping errors to usage errors (and --help to ErrHelp).
+// Flags may come after the positional arguments (explore viz FILE -o OUT),
+// which are then in fs.Args().
+func parse(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				helps[fs]()
+				return err
+			}
+			return usagef("%v (see --help)", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
