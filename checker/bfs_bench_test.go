@@ -74,7 +74,7 @@ func BenchmarkVisitedCompact(b *testing.B) { benchVisited(b, true) }
 // BenchmarkBFS is the exhaustive search of the reference protocol on
 // baseConfig (757,985 states under worker symmetry) end to end.
 func BenchmarkBFS(b *testing.B) {
-	m := newMachine(b, baseConfig, model.Protocol{})
+	m := newMachine(b, baseConfig, model.Design{})
 	for _, hc := range []bool{false, true} {
 		for _, g := range []int{1, 2} {
 			b.Run(fmt.Sprintf("hashCompact=%v/goroutines=%d", hc, g), func(b *testing.B) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/fencecheck/fencecheck/designs"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -33,7 +34,7 @@ var allInvariants = spec.Set(1)<<len(spec.Invariants) - 1
 // expected is the set a variant may violate without stopping a search.
 func expected(v spec.Variant) spec.Set { return v.Expect.Violates | v.Expect.May }
 
-func newMachine(t testing.TB, c model.Config, p model.Protocol) *model.Machine {
+func newMachine(t testing.TB, c model.Config, p model.Design) *model.Machine {
 	t.Helper()
 	m, err := model.New(c, p)
 	if err != nil {
@@ -81,7 +82,7 @@ func TestBFSCountsMatchBruteForce(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, c := range configs {
-		m := newMachine(t, c, model.Protocol{})
+		m := newMachine(t, c, model.Design{})
 		states, trans := bruteForce(m, m.Init())
 		for _, hc := range []bool{false, true} {
 			r := BFS(ctx, m, BFSOptions{Exhaustive: true, HashCompact: hc})
@@ -145,18 +146,18 @@ func sameResult(t *testing.T, what string, a, b BFSResult) {
 }
 
 func TestBFSSameResultForAnyGoroutines(t *testing.T) {
-	gbf, err := spec.LookupVariant(spec.Variants, "grant-before-fence")
+	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name string
-		p    model.Protocol
+		p    model.Design
 		opt  BFSOptions
 	}{
-		{"reference, exhaustive", model.Protocol{}, BFSOptions{Exhaustive: true, MaxDepth: 13}},
-		{"grant-before-fence, stop at fencing", gbf.Protocol, BFSOptions{Stop: spec.SetOf(spec.Fencing)}},
-		{"grant-before-fence, hash compact", gbf.Protocol, BFSOptions{Stop: spec.SetOf(spec.Fencing), HashCompact: true}},
+		{"reference, exhaustive", model.Design{}, BFSOptions{Exhaustive: true, MaxDepth: 13}},
+		{"grant-before-fence, stop at fencing", gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing)}},
+		{"grant-before-fence, hash compact", gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing), HashCompact: true}},
 	}
 	for _, tc := range cases {
 		m := newMachine(t, baseConfig, tc.p)
@@ -184,25 +185,28 @@ func TestBFSSameResultForAnyGoroutines(t *testing.T) {
 // depth that reaches it.
 func variantCase(v spec.Variant) (model.Config, int) {
 	c, depth := baseConfig, 10
-	p := v.Protocol
-	switch {
-	case p.VolatileCounter:
+	switch v.Name {
+	case "volatile-counter":
 		c.Restarts = 1
-	case p.FailoverResetsTTL:
+	case "volatile-sink-fence":
+		c.SinkRestarts = 1
+	case "failover-ttl-reset":
 		c.Restarts, c.TTL = 1, 2
-	case p.DedupBeforeFence:
+	case "restart-no-grace":
+		c.Restarts, c.TTL, depth = 1, 2, 9
+	case "dedup-before-fence":
 		c.Ops, depth = 3, 12
-	case p.WorkerClock:
+	case "worker-clock":
 		c.Skew, depth = 1, 8
-	case p.RenewTokenOnly:
+	case "renew-token-only":
 		c.Crashes, depth = 1, 8
-	case p.AcceptHigherToken:
+	case "accept-higher-token":
 		c.Forgeries = 1
-	case p.GlobalFence:
+	case "global-fence":
 		c.Resources, depth = 2, 8
-	case p.RequestIDKey:
+	case "request-id-key":
 		c.Ops, depth = 3, 14
-	case p.RenewAtDeadline, p.NoAcquireDedup:
+	case "renew-at-deadline", "no-acquire-dedup", "renew-from-old-deadline":
 		depth = 8
 	}
 	return c, depth
@@ -242,9 +246,9 @@ func TestBFSMatchesRandomSearch(t *testing.T) {
 	if testing.Short() {
 		walks = 5000
 	}
-	for _, v := range spec.All() {
+	for _, v := range designs.All() {
 		c, depth := variantCase(v)
-		m := newMachine(t, c, v.Protocol)
+		m := newMachine(t, c, v.Design)
 		bfs := BFS(context.Background(), m, BFSOptions{Exhaustive: true, MaxDepth: depth,
 			Symmetry: model.SymWorkers | model.SymResources})
 		if !v.Expect.Matches(bfs.Violated) {
@@ -296,11 +300,11 @@ var shortProofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 
 // proveReference searches the reference protocol exhaustively on c and
 // fails unless the only invariant violated is the one it is expected to.
 func proveReference(t *testing.T, c model.Config, hashCompact bool) {
-	ref, err := spec.LookupVariant(spec.Variants, "reference")
+	ref, err := spec.LookupVariant(designs.All(), "reference")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMachine(t, c, ref.Protocol)
+	m := newMachine(t, c, ref.Design)
 	r := BFS(context.Background(), m, BFSOptions{Stop: allInvariants &^ expected(ref), Symmetry: model.SymWorkers,
 		HashCompact: hashCompact})
 	if r.Counterexample != nil {
@@ -340,10 +344,10 @@ func TestBFSProvesReferenceLarge(t *testing.T) {
 // although a tick is enabled in every state, and exploring longer runs (more
 // ticks) finds no more states once the deepest level is reached.
 func TestBFSRelativeTime(t *testing.T) {
-	for _, v := range spec.All() {
+	for _, v := range designs.All() {
 		c := model.Config{Workers: 2, Resources: 2, Replicas: 2, TTL: 3, Ops: 4, Grants: 3, InFlight: 3, Drops: 1,
 			Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2}
-		m := newMachine(t, c, v.Protocol)
+		m := newMachine(t, c, v.Design)
 		bound := 2*(c.TTL+2*c.Skew+2) + 2
 		rng := rand.New(rand.NewPCG(7, 7))
 		var buf []model.Action
@@ -365,7 +369,7 @@ func TestBFSRelativeTime(t *testing.T) {
 		}
 	}
 	m := newMachine(t, model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 1},
-		model.Protocol{})
+		model.Design{})
 	full := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true})
 	if !full.Complete {
 		t.Fatalf("search %s", full.Stopped)
@@ -385,7 +389,7 @@ func TestBFSRelativeTime(t *testing.T) {
 }
 
 func TestBFSHashCompact(t *testing.T) {
-	m := newMachine(t, baseConfig, model.Protocol{})
+	m := newMachine(t, baseConfig, model.Design{})
 	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers}
 	exact := BFS(context.Background(), m, opt)
 	opt.HashCompact = true
@@ -402,7 +406,7 @@ func TestBFSHashCompact(t *testing.T) {
 }
 
 func TestBFSCancel(t *testing.T) {
-	m := newMachine(t, baseConfig, model.Protocol{})
+	m := newMachine(t, baseConfig, model.Design{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls int
@@ -422,11 +426,11 @@ func TestBFSCancel(t *testing.T) {
 }
 
 func TestBFSCounterexample(t *testing.T) {
-	v, err := spec.LookupVariant(spec.Variants, "check-then-write")
+	v, err := spec.LookupVariant(designs.All(), "check-then-write")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMachine(t, baseConfig, v.Protocol)
+	m := newMachine(t, baseConfig, v.Design)
 	r := BFS(context.Background(), m, BFSOptions{Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers})
 	if r.Stopped != StopViolation || r.Counterexample == nil || r.Violation != spec.SetOf(spec.Fencing) {
 		t.Fatalf("no fencing counterexample: %s", r.Stopped)
@@ -457,11 +461,11 @@ func TestBFSCounterexample(t *testing.T) {
 // search's verdict and shortest counterexample lengths.
 func TestBFSShardsMerge(t *testing.T) {
 	for _, name := range []string{"reference", "grant-before-fence"} {
-		v, err := spec.LookupVariant(spec.Variants, name)
+		v, err := spec.LookupVariant(designs.All(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := newMachine(t, baseConfig, v.Protocol)
+		m := newMachine(t, baseConfig, v.Design)
 		opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true, MaxDepth: 12}
 		whole := BFS(context.Background(), m, opt)
 		const n = 3

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -41,15 +42,23 @@ type Finding struct {
 
 // VariantResult is the campaign's verdict on one variant.
 type VariantResult struct {
-	Variant  spec.Variant
+	Variant spec.Variant
+	// Expect is the variant's expectation under the campaign's config.
+	Expect   spec.Expectation
 	Violated spec.Set
+	// Reached counts, per scene, the runs that reached it.
+	Reached  Coverage
 	Findings []Finding // in the order of spec.Invariants
 	Runs     int
 	Elapsed  time.Duration
 }
 
 // Expected reports whether the verdict is the one the variant expects.
-func (r *VariantResult) Expected() bool { return r.Variant.Expect.Matches(r.Violated) }
+func (r *VariantResult) Expected() bool { return r.Expect.Matches(r.Violated) }
+
+// Vacuous lists the scenes the variant's verdict depends on that no run
+// reached: a verdict that rests on them means nothing.
+func (r *VariantResult) Vacuous() model.Scene { return r.Reached.Missing(r.Variant.Scenes()) }
 
 // Finding returns the finding for invariant id, or nil.
 func (r *VariantResult) Finding(id string) *Finding {
@@ -75,6 +84,14 @@ func Campaign(ctx context.Context, variants []spec.Variant, opt CampaignOptions)
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
+	machines := make([]*model.Machine, len(variants))
+	for i, v := range variants {
+		m, err := v.Machine(opt.Config)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		machines[i] = m
+	}
 	out := make([]VariantResult, len(variants))
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
@@ -84,16 +101,15 @@ func Campaign(ctx context.Context, variants []spec.Variant, opt CampaignOptions)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = searchVariant(ctx, v, opt)
+			out[i] = searchVariant(ctx, v, machines[i], opt)
 		}()
 	}
 	wg.Wait()
 	return out, ctx.Err()
 }
 
-func searchVariant(ctx context.Context, v spec.Variant, opt CampaignOptions) VariantResult {
-	m := &model.Machine{Config: opt.Config, Protocol: v.Protocol}
-	res := VariantResult{Variant: v}
+func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt CampaignOptions) VariantResult {
+	res := VariantResult{Variant: v, Expect: v.ExpectAt(opt.Config)}
 	start := time.Now()
 	first := map[string]Finding{}
 	// The trace to shrink: the first run whose history shows the violation
@@ -114,6 +130,7 @@ func searchVariant(ctx context.Context, v spec.Variant, opt CampaignOptions) Var
 		}
 		seen |= hist
 		res.Violated |= viol
+		res.Reached.Add(run.Scenes)
 		res.Runs = i + 1
 		if opt.Progress != nil && (i+1)%100 == 0 {
 			opt.Progress(v.Name, i+1, opt.Runs)

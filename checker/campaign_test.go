@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"github.com/fencecheck/fencecheck/designs"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/spec"
@@ -12,7 +13,7 @@ import (
 // reproduce its violation.
 func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
 	opt := DefaultCampaign() // the full budget even with -short: scheduler-only-check needs it
-	results, err := Campaign(context.Background(), spec.All(), opt)
+	results, err := Campaign(context.Background(), designs.All(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
 // TestCampaignCatchesMislabelledVariant: a variant whose expectation is wrong
 // makes the campaign's verdict unexpected.
 func TestCampaignCatchesMislabelledVariant(t *testing.T) {
-	v, err := spec.LookupVariant(spec.Variants, "global-fence")
+	v, err := spec.LookupVariant(designs.All(), "global-fence")
 	if err != nil {
 		t.Fatal(err)
 	}

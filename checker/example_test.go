@@ -15,9 +15,17 @@ import (
 // verdict and the shortest story it found.
 func Example_userVariant() {
 	mine := spec.Variant{
-		Name:     "renew-from-send-time",
-		Summary:  "a renew's new deadline counts from the time the worker sent it",
-		Protocol: model.Protocol{RenewFromSendTime: true},
+		Name:    "renew-from-send-time",
+		Summary: "a renew's new deadline counts from the time the worker sent it",
+		Design: model.Design{
+			ReportsTime: true, // workers put their clock reading in their requests
+			Deadline: func(old model.Lease, req model.Msg, ttl int) int8 {
+				if old.Holder == 0 {
+					return model.RefDeadline(old, req, ttl) // grants as the reference does
+				}
+				return model.Clamp(model.Reported(req) + ttl) // renewals from the worker's send time
+			},
+		},
 		// The hope: as safe as the reference (which gives up only absolute validity).
 		Expect: spec.Expectation{Violates: spec.SetOf(spec.AbsoluteValidity)},
 	}

@@ -3,11 +3,11 @@ package checker
 import (
 	"context"
 	"flag"
+	"github.com/fencecheck/fencecheck/designs"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/spec"
 )
 
 var figures = flag.Int("figures", 0, "measure time to the first counterexample over this many seeds (TestFigures)")
@@ -29,7 +29,7 @@ func TestFigures(t *testing.T) {
 		opt := DefaultCampaign()
 		opt.Seed = seed
 		opt.Parallel = 1 // one variant at a time: times are not shared out
-		results, err := Campaign(context.Background(), spec.All(), opt)
+		results, err := Campaign(context.Background(), designs.All(), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestFigures(t *testing.T) {
 			g.ops = append(g.ops, len(f.Run.History("", 0, nil, "").Ops()))
 		}
 	}
-	for _, v := range spec.All() {
+	for _, v := range designs.All() {
 		g := figs[v.Name]
 		if g == nil {
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/fencecheck/fencecheck/designs"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func encode(h *history.History) string {
 // at the default config: nothing but the documented non-guarantee
 // (absolute-validity) may be violated. Scale it with -rapid.checks=N.
 func TestReferenceProtocolHolds(t *testing.T) {
-	m, err := model.New(model.DefaultConfig(), model.Protocol{})
+	m, err := model.New(model.DefaultConfig(), model.Design{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestHarnessCatchesCheckThenWrite(t *testing.T) {
 	setFlag(t, "rapid.shrinktime", (5 * time.Second).String())
 	setFlag(t, "rapid.seed", "1") // a fixed seed: this test must not depend on luck
 	setFlag(t, "rapid.checks", "1000")
-	m, err := model.New(model.DefaultConfig(), model.Protocol{CheckThenWrite: true})
+	m, err := model.New(model.DefaultConfig(), designs.CheckThenWrite.Design)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func setFlag(t *testing.T, name, value string) {
 
 // TestSameSeedSameHistory: a seed determines the run, byte for byte.
 func TestSameSeedSameHistory(t *testing.T) {
-	m, err := model.New(model.DefaultConfig(), model.Protocol{})
+	m, err := model.New(model.DefaultConfig(), model.Design{})
 	if err != nil {
 		t.Fatal(err)
 	}

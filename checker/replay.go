@@ -37,18 +37,18 @@ func (v *Verdict) Violated() spec.Set {
 
 // CheckHistory checks a history: always with the history-level invariants
 // and porcupine; and when its header carries the model's config and action
-// trace, also by re-executing the trace and judging every state. An error
-// means the header's config or trace cannot be read.
-func CheckHistory(h *history.History, opt spec.Options) (Verdict, error) {
+// trace, also by re-executing the trace with the design the header names
+// (found in cat) and judging every state. An error means the header's
+// design, config or trace cannot be read.
+func CheckHistory(h *history.History, opt spec.Options, cat []spec.Variant) (Verdict, error) {
 	v := Verdict{Report: spec.Check(h, opt)}
 	if !h.HasHeader || len(h.Header.Actions) == 0 {
 		return v, nil
 	}
-	cfg, proto, err := model.ParseConfig(h.Header.Config)
+	m, err := HeaderMachine(h.Header, cat)
 	if err != nil {
-		return v, fmt.Errorf("header: config: %v", err)
+		return v, err
 	}
-	m := &model.Machine{Config: cfg, Protocol: proto}
 	acts := make([]model.Action, len(h.Header.Actions))
 	for i, s := range h.Header.Actions {
 		if acts[i], err = model.ParseAction(s); err != nil {
@@ -64,6 +64,24 @@ func CheckHistory(h *history.History, opt spec.Options) (Verdict, error) {
 	v.Mismatch = diffEvents(h.Events, run.Events)
 	v.Reproduced = v.Mismatch == ""
 	return v, nil
+}
+
+// HeaderMachine is the machine a model history's header names: its variant
+// looked up in cat, under its config.
+func HeaderMachine(h history.Header, cat []spec.Variant) (*model.Machine, error) {
+	v, err := spec.LookupVariant(cat, h.Variant)
+	if err != nil {
+		return nil, fmt.Errorf("header: variant: %v", err)
+	}
+	cfg, err := model.ParseConfig(h.Config)
+	if err != nil {
+		return nil, fmt.Errorf("header: config: %v", err)
+	}
+	m, err := v.Machine(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("header: config: %v", err)
+	}
+	return m, nil
 }
 
 // Replay re-executes a trace, judging every step. It stops with an error at
@@ -166,9 +184,9 @@ func describe(f model.Fact) string {
 // Highlights is what a picture of h marks: the history check's violations,
 // and for a model history (one whose header carries a trace) the steps
 // where the model's states violated an invariant the history alone does
-// not show.
-func Highlights(h *history.History) []spec.Violation {
-	v, err := CheckHistory(h, spec.Options{})
+// not show (its design looked up in cat).
+func Highlights(h *history.History, cat []spec.Variant) []spec.Violation {
+	v, err := CheckHistory(h, spec.Options{}, cat)
 	out := v.Report.Violations
 	if err != nil {
 		return out

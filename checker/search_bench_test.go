@@ -11,7 +11,7 @@ import (
 // default config: a 100-action seeded walk judged on every state, and its
 // history checked with every invariant and porcupine. runs/s = 1e9 / ns/op.
 func BenchmarkRandomRunChecked(b *testing.B) {
-	m, err := model.New(model.DefaultConfig(), model.Protocol{})
+	m, err := model.New(model.DefaultConfig(), model.Design{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func BenchmarkRandomRunChecked(b *testing.B) {
 // BenchmarkRandomRunUnchecked is the same walk without the history check:
 // the cost of the model and the state invariants alone.
 func BenchmarkRandomRunUnchecked(b *testing.B) {
-	m, err := model.New(model.DefaultConfig(), model.Protocol{})
+	m, err := model.New(model.DefaultConfig(), model.Design{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ type Chooser func(n int) int
 var weight = [...]int{
 	model.Tick: 4, model.Acquire: 3, model.Retry: 1, model.Renew: 2, model.Release: 1, model.Write: 4,
 	model.Forge: 1, model.Read: 1, model.Timeout: 1, model.Deliver: 8, model.Drop: 1, model.Duplicate: 1,
-	model.Pause: 1, model.Resume: 3, model.Crash: 1, model.Restart: 1, model.SetClock: 1,
+	model.Pause: 1, model.Resume: 3, model.Crash: 1, model.Restart: 1, model.SetClock: 1, model.SinkCrash: 1,
 }
 
 // pick chooses one of the enabled actions by weight; false when the

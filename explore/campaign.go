@@ -100,7 +100,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 				f := r.Finding(inv.ID)
 				h := checker.Counterexample(r.Variant.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s (campaign seed %d, run %d, shrunk)", r.Variant.Name, inv.ID, opt.Seed, f.FirstRun))
 				c.Ops = len(h.Ops())
-				path, err := save(filepath.Join(*out, r.Variant.Name), inv.ID, h)
+				path, err := save(filepath.Join(*out, r.Variant.Name), inv.ID, h, cat)
 				if err != nil {
 					return 0, err
 				}
@@ -209,7 +209,10 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		ctx, cancel = context.WithTimeout(ctx, *budget)
 		defer cancel()
 	}
-	m := &model.Machine{Config: cfg, Protocol: v.Protocol}
+	m, err := v.Machine(cfg)
+	if err != nil {
+		return 0, usageError{err}
+	}
 	show := progress(isTerminal(os.Stderr) && !*jsonOut)
 	start := time.Now()
 	var run *model.Run
@@ -253,7 +256,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		return exitOK, nil
 	}
 	h := checker.Counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
-	path, err := save(filepath.Join(*out, v.Name), inv, h)
+	path, err := save(filepath.Join(*out, v.Name), inv, h, cat)
 	if err != nil {
 		return 0, err
 	}

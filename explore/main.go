@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/realdb"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -60,7 +61,7 @@ func Main(args []string, own ...spec.Variant) int {
 	realdb.MaybeRunWorker() // a process worker of explore real runs this binary again
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return run(ctx, args[1:], os.Stdout, os.Stderr, append(spec.All(), own...))
+	return run(ctx, args[1:], os.Stdout, os.Stderr, append(designs.All(), own...))
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spec.Variant) int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fencecheck/fencecheck/designs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 func explore(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return exploreWith(t, spec.All(), args...)
+	return exploreWith(t, designs.All(), args...)
 }
 
 // exploreWith runs the command line with the catalogue cat.
@@ -173,13 +174,13 @@ func TestRealAtomicOnSQLite(t *testing.T) {
 // TestCampaignExitsOneOnAMislabelledVariant: a variant whose expected
 // verdict is wrong makes the campaign exit 1 and say so.
 func TestCampaignExitsOneOnAMislabelledVariant(t *testing.T) {
-	v, err := spec.LookupVariant(spec.All(), "global-fence")
+	v, err := spec.LookupVariant(designs.All(), "global-fence")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v.Name = "global-fence-mislabelled"
 	v.Expect = spec.Expectation{Violates: spec.SetOf(spec.AbsoluteValidity)} // claims the shared fence is safe
-	ref, _ := spec.LookupVariant(spec.All(), "reference")
+	ref, _ := spec.LookupVariant(designs.All(), "reference")
 	out := t.TempDir()
 	code, stdout, _ := exploreWith(t, []spec.Variant{ref, v}, "--runs", "500", "--out", out)
 	if code != 1 || !strings.Contains(stdout, "UNEXPECTED global-fence-mislabelled") {

@@ -53,7 +53,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 			continue
 		}
 		code = exitViolation
-		path, err := save(filepath.Join(*out, "real-"+cfg.DB+"-"+cfg.Sink), fmt.Sprintf("run-%d", r.Run), r.History)
+		path, err := save(filepath.Join(*out, "real-"+cfg.DB+"-"+cfg.Sink), fmt.Sprintf("run-%d", r.Run), r.History, cat)
 		if err != nil {
 			return 0, err
 		}

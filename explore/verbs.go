@@ -176,7 +176,7 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 	if len(h.Header.Actions) == 0 {
 		return 0, usagef("%s:1: field \"actions\": the header carries no model trace (use explore check)", path)
 	}
-	v, err := checker.CheckHistory(h, spec.Options{})
+	v, err := checker.CheckHistory(h, spec.Options{}, cat)
 	if err != nil {
 		return 0, usagef("%s:1: %v", path, err)
 	}
@@ -220,7 +220,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	if *format != "html" && *format != "mermaid" {
 		return 0, usagef("--format %q: want html or mermaid", *format)
 	}
-	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h)}
+	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h, cat)}
 	if *out != "" && *format == "html" {
 		links, err := porcupinePages(h, opt.Violations, strings.TrimSuffix(*out, ".html"))
 		if err != nil {
@@ -244,8 +244,10 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	return 0, os.WriteFile(*out, b.Bytes(), 0o644)
 }
 
-// save writes a counterexample history and its HTML picture under dir.
-func save(dir, base string, h *history.History) (string, error) {
+// save writes a counterexample history and its HTML picture under dir (the
+// picture's model marks come from re-running the trace with the design
+// found in cat).
+func save(dir, base string, h *history.History, cat []spec.Variant) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -258,7 +260,7 @@ func save(dir, base string, h *history.History) (string, error) {
 		return "", err
 	}
 	var page bytes.Buffer
-	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: checker.Highlights(h)}); err != nil {
+	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: checker.Highlights(h, cat)}); err != nil {
 		return "", err
 	}
 	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)

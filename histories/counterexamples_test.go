@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/fencecheck/fencecheck/designs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func TestCounterexamples(t *testing.T) {
 	if *update {
 		regenerate(t)
 	}
-	for _, v := range spec.All() {
+	for _, v := range designs.All() {
 		inv := v.Headline()
 		if inv == "" {
 			continue
@@ -39,14 +40,10 @@ func TestCounterexamples(t *testing.T) {
 			if h.Header.Variant != v.Name {
 				t.Fatalf("header names variant %q", h.Header.Variant)
 			}
-			cfg, proto, err := model.ParseConfig(h.Header.Config)
+			m, err := checker.HeaderMachine(h.Header, designs.All())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if proto != v.Protocol {
-				t.Fatalf("header protocol %+v is not the variant's %+v", proto, v.Protocol)
-			}
-			m := &model.Machine{Config: cfg, Protocol: proto}
 			var acts []model.Action
 			for _, s := range h.Header.Actions {
 				a, err := model.ParseAction(s)
@@ -78,7 +75,7 @@ func TestCounterexamples(t *testing.T) {
 // and variant page.
 func regenerate(t *testing.T) {
 	opt := checker.DefaultCampaign()
-	results, err := checker.Campaign(context.Background(), spec.All(), opt)
+	results, err := checker.Campaign(context.Background(), designs.All(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +115,7 @@ func regenerate(t *testing.T) {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&page, "\n## Counterexample: %s\n\nThe shortest story the campaign found, shrunk until removing any one step loses the violation (%d operations, %d events). File: [`histories/counterexamples/%s.jsonl`](../../histories/counterexamples/%s.jsonl); replay it with `go run ./cmd/explore replay histories/counterexamples/%s.jsonl`, draw it with `go run ./cmd/explore viz ... -o %s.html`.\n\n```mermaid\n", inv, len(h.Ops()), len(h.Events), v.Name, v.Name, v.Name, v.Name)
-			if err := viz.Mermaid(&page, h, viz.Options{Title: v.Name + ": " + inv, Violations: checker.Highlights(h)}); err != nil {
+			if err := viz.Mermaid(&page, h, viz.Options{Title: v.Name + ": " + inv, Violations: checker.Highlights(h, designs.All())}); err != nil {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&page, "```\n")

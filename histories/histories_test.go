@@ -6,6 +6,7 @@ package histories
 import (
 	"bytes"
 	"flag"
+	"github.com/fencecheck/fencecheck/designs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,7 +92,7 @@ func (s scenario) record(t *testing.T) []byte {
 	if cfg.Workers == 0 {
 		cfg = seedConfig()
 	}
-	m, err := model.New(cfg, model.Protocol{})
+	m, err := model.New(cfg, model.Design{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestReplayEveryHistory(t *testing.T) {
 			if h.Header.Expect == nil {
 				t.Fatal("header has no expect")
 			}
-			v, err := checker.CheckHistory(h, spec.Options{})
+			v, err := checker.CheckHistory(h, spec.Options{}, designs.All())
 			if err != nil {
 				t.Fatal(err)
 			}

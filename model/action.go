@@ -20,7 +20,7 @@ const (
 	Renew          // Worker renews its lease with Replica
 	Release        // Worker releases its lease with Replica
 	Write          // Worker commits its result to the sink with its token
-	Forge          // Worker writes with a token it made up, bigger than any grant
+	Forge          // Worker writes with a token it made up (Token)
 	Read           // Worker reads the result of Res
 	Timeout        // Worker gives up waiting: its operation ends as info
 	Deliver        // the network delivers Msg
@@ -31,11 +31,12 @@ const (
 	Crash          // Worker crashes and restarts as a new incarnation
 	Restart        // coordinator Replica restarts
 	SetClock       // Worker's clock offset becomes Skew
+	SinkCrash      // the sink crashes and restarts
 	numKinds
 )
 
 var kindNames = [numKinds]string{"tick", "acquire", "retry", "renew", "release", "write", "forge",
-	"read", "timeout", "deliver", "drop", "duplicate", "pause", "resume", "crash", "restart", "clock"}
+	"read", "timeout", "deliver", "drop", "duplicate", "pause", "resume", "crash", "restart", "clock", "sink-crash"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -53,6 +54,7 @@ type Action struct {
 	Res     uint8
 	Replica uint8
 	Skew    int8
+	Token   uint8 // Forge: the made-up token
 	Msg     Msg
 }
 
@@ -68,7 +70,8 @@ func msgFields(m *Msg) []struct {
 		name string
 		p    *uint8
 	}{{"w", &m.Worker}, {"r", &m.Res}, {"c", &m.Replica}, {"inc", &m.Inc}, {"tok", &m.Token},
-		{"req", &m.Req}, {"g", &m.Grant}, {"code", &m.Code}, {"pw", &m.PW}, {"pt", &m.PT}, {"age", &m.Age}}
+		{"req", &m.Req}, {"key", &m.Key}, {"g", &m.Grant}, {"code", &m.Code}, {"pw", &m.PW}, {"pt", &m.PT},
+		{"age", &m.Age}, {"u", &m.U}}
 }
 
 // String gives the action's text form, as recorded in history headers.
@@ -80,8 +83,10 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " w=%d r=%d", a.Worker, a.Res)
 	case Retry, Renew, Release:
 		fmt.Fprintf(&b, " w=%d", a.Worker)
-	case Write, Forge, Timeout, Pause, Resume, Crash:
+	case Write, Timeout, Pause, Resume, Crash:
 		fmt.Fprintf(&b, " w=%d", a.Worker)
+	case Forge:
+		fmt.Fprintf(&b, " w=%d tok=%d", a.Worker, a.Token)
 	case SetClock:
 		fmt.Fprintf(&b, " w=%d skew=%d", a.Worker, a.Skew)
 	case Deliver, Drop, Duplicate:
@@ -190,6 +195,9 @@ func (a *Action) set(k string, n int64) error {
 			return nil
 		case "c":
 			a.Replica = uint8(n)
+			return nil
+		case "tok":
+			a.Token = uint8(n)
 			return nil
 		}
 	}

@@ -11,7 +11,7 @@ const (
 	MaxResources = 3
 	MaxReplicas  = 2
 	MaxMsgs      = 8
-	MaxResults   = 6
+	MaxResults   = 12 // results at the sink: one per task, and with per-attempt keys one per write
 	MaxGrants    = 6 // grants per resource
 )
 
@@ -32,12 +32,15 @@ type Config struct {
 	Restarts  int `json:"restarts"`  // coordinator restarts
 	Forgeries int `json:"forgeries"` // writes with a token the worker made up
 	Skew      int `json:"skew"`      // largest worker clock offset, in ticks
+	// SinkRestarts bounds the sink's crash-and-restarts (what survives is
+	// the design's SinkRestart decision).
+	SinkRestarts int `json:"sinkRestarts,omitempty"`
 }
 
 // DefaultConfig is the bounded configuration the campaign and the tests use.
 func DefaultConfig() Config {
 	return Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 3, Ops: 4, Grants: 3,
-		InFlight: 3, Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2}
+		InFlight: 3, Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2, SinkRestarts: 1}
 }
 
 // Validate reports the first bound out of range.
@@ -62,5 +65,6 @@ func (c Config) Validate() error {
 		check("restarts", c.Restarts, 0, 100),
 		check("forgeries", c.Forgeries, 0, 100),
 		check("skew", c.Skew, 0, 30),
+		check("sinkRestarts", c.SinkRestarts, 0, 100),
 	)
 }

@@ -28,11 +28,11 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 						buf = append(buf, Action{Kind: Renew, Worker: w, Replica: rep},
 							Action{Kind: Release, Worker: w, Replica: rep})
 					}
-					if !m.Protocol.HolderClock || wk.Left > 0 {
+					if m.Design.MayWrite(wk.U) {
 						buf = append(buf, Action{Kind: Write, Worker: w})
 					}
 					if int(s.Forged) < c.Forgeries {
-						buf = append(buf, Action{Kind: Forge, Worker: w})
+						buf = m.forgeries(buf, w, wk.Token)
 					}
 				}
 			}
@@ -61,6 +61,9 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 			buf = append(buf, Action{Kind: Restart, Replica: rep})
 		}
 	}
+	if int(s.SinkRestarts) < c.SinkRestarts {
+		buf = append(buf, Action{Kind: SinkCrash})
+	}
 	for i := 0; i < int(s.NMsgs); i++ {
 		msg := s.Msgs[i]
 		if i > 0 && msg == s.Msgs[i-1] {
@@ -82,6 +85,19 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 	return buf
 }
 
+// forgeries appends worker w's forged writes: a token bigger than any
+// grant, and one below the token it holds (a number granted before). A
+// forgery equal to a token in use is not tried: it is the token itself, and
+// no fence can tell it from the holder's (tokens that must not be guessed
+// need authentication, which is outside the protocol).
+func (m *Machine) forgeries(buf []Action, w, held uint8) []Action {
+	buf = append(buf, Action{Kind: Forge, Worker: w, Token: m.forgedToken()})
+	if held > 1 {
+		buf = append(buf, Action{Kind: Forge, Worker: w, Token: held - 1})
+	}
+	return buf
+}
+
 // deliverable reports whether delivering msg is possible now: a paused
 // worker takes no replies, and an acquire that would need a grant beyond the
 // config's bound waits.
@@ -90,40 +106,24 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 	case AcquireRep, RenewRep, ReleaseRep, WriteRep, ReadRep:
 		return !s.Workers[msg.Worker].Paused
 	case AcquireReq:
-		if m.dedupHit(s, msg) {
+		d := &m.Design
+		co := &s.Coord[msg.Replica]
+		if rec := co.Dedup[msg.Res][msg.Worker]; rec.Req != 0 && d.Answers(rec, *msg) {
 			return true
 		}
-		co := &s.Coord[msg.Replica]
-		if m.leaseValid(&co.Lease[msg.Res], msg) {
+		if d.Valid(co.Lease[msg.Res], *msg) || d.Hold(co.U, co.RU[msg.Res]) {
 			return true // answered "held"
 		}
 		if int(s.Ghost[msg.Res].Grants) >= m.Config.Grants {
 			return false
 		}
-		return !m.Protocol.GrantBeforeFence || s.NMsgs < MaxMsgs
+		return d.Tokens != GrantThenFence || s.NMsgs < MaxMsgs
 	}
 	return true
 }
 
-func (m *Machine) dedupHit(s *State, msg *Msg) bool {
-	if m.Protocol.NoAcquireDedup {
-		return false
-	}
-	d := s.Coord[msg.Replica].Dedup[msg.Res][msg.Worker]
-	return d.Req != 0 && d.Inc == msg.Inc && d.Req == msg.Req
-}
+// forgedToken is bigger than any token a coordinator can grant.
+func (m *Machine) forgedToken() uint8 { return uint8(m.Config.Grants*m.Config.Resources + 1) }
 
-// leaseValid reports whether the coordinator judges lease l still valid when
-// request msg arrives.
-func (m *Machine) leaseValid(l *Lease, msg *Msg) bool {
-	if l.Holder == 0 {
-		return false
-	}
-	if m.Protocol.WorkerClock {
-		return reported(msg) < int(l.Left)
-	}
-	return l.Left > 0
-}
-
-// reported is the time the request's sender reported, relative to now.
-func reported(msg *Msg) int { return int(msg.Skew) - int(msg.Age) }
+// ageCap is the age beyond which a request's age changes no decision.
+func (m *Machine) ageCap() uint8 { return uint8(m.Config.TTL + 2*m.Config.Skew + 2) }

@@ -7,7 +7,7 @@ func (m *Msg) key() [16]byte {
 		live = 1
 	}
 	return [16]byte{m.Kind, m.Worker, m.Res, m.Replica, m.Inc, m.Token, m.Req, m.Grant, m.Code,
-		m.PW, m.PT, m.Age, byte(m.Skew), live}
+		m.PW, m.PT, m.Age, byte(m.Skew), live, m.Key, m.U}
 }
 
 func lessMsg(a, b *Msg) bool {
@@ -51,14 +51,16 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	nw, nr, nc := c.Workers, c.Resources, c.Replicas
 	for w := 0; w < nw; w++ {
 		wk := &s.Workers[w]
-		b = append(b, wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), byte(wk.Skew),
-			byte(wk.Left))
+		b = append(b, wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), byte(wk.Skew))
+		b = wk.U.append(b)
 	}
 	for rep := 0; rep < nc; rep++ {
 		co := &s.Coord[rep]
+		b = co.U.append(b)
 		for r := 0; r < nr; r++ {
 			l := &co.Lease[r]
 			b = append(b, l.Holder, l.Inc, l.Token, l.Grant, byte(l.Left), co.Counter[r])
+			b = co.RU[r].append(b)
 			for w := 0; w < nw; w++ {
 				d := &co.Dedup[r][w]
 				b = append(b, d.Inc, d.Req, d.Token, d.Grant)
@@ -66,7 +68,8 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 		}
 	}
 	for r := 0; r < nr; r++ {
-		b = append(b, s.Sink.Fence[r], byte(s.Sink.Left[r]))
+		b = append(b, s.Sink.Fence[r])
+		b = s.Sink.U[r].append(b)
 	}
 	b = append(b, s.Sink.NResults)
 	for i := 0; i < int(s.Sink.NResults); i++ {
@@ -76,7 +79,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	b = append(b, s.NMsgs)
 	for i := 0; i < int(s.NMsgs); i++ {
 		k := s.Msgs[i].key()
-		b = append(b, k[:14]...)
+		b = append(b, k[:]...)
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
@@ -90,8 +93,10 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 			b = append(b, d.Inc, d.Req, d.Token, d.Grant)
 		}
 	}
-	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged)
+	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts)
 }
+
+func (u *Regs) append(b []byte) []byte { return append(b, u.A, u.B, byte(u.T)) }
 
 func bit(v bool) byte {
 	if v {

@@ -12,18 +12,42 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 )
 
-// Machine is the model of one protocol under one configuration.
+// Machine is the model of one design under one configuration.
 type Machine struct {
-	Config   Config
-	Protocol Protocol
+	Config Config
+	// Design is the protocol's decisions, every one set (New fills in the
+	// reference's where the design left a decision nil).
+	Design Design
+	// shared: some resources share a fence or a counter (Design.FenceOf or
+	// CounterOf is not the identity), so resources are not interchangeable.
+	shared bool
 }
 
-// New returns the machine, or an error if the config is out of bounds.
-func New(c Config, p Protocol) (*Machine, error) {
+// New returns the machine of design d under config c, or an error if the
+// config is out of bounds or cannot run d.
+func New(c Config, d Design) (*Machine, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return &Machine{Config: c, Protocol: p}, nil
+	m := &Machine{Config: c, Design: d.withDefaults()}
+	for r := uint8(0); r < uint8(c.Resources); r++ {
+		if f, k := m.Design.FenceOf(r), m.Design.CounterOf(r); f != r || k != r {
+			m.shared = true
+			if int(f) >= c.Resources || int(k) >= c.Resources {
+				return nil, fmt.Errorf("design: resource %d's fence (%d) or counter (%d) is not a resource", r, f, k)
+			}
+		}
+	}
+	// The sink holds a result per key: one per task, and with per-attempt
+	// keys one per write attempt.
+	results := c.Resources
+	if m.Design.Key(Msg{}, 1) != 0 || m.Design.Key(Msg{Worker: 1}, 2) != 0 {
+		results += c.Workers * c.Ops
+	}
+	if results > MaxResults {
+		return nil, fmt.Errorf("config: this design keys results by write attempt: resources + workers × ops = %d results exceed the sink's table of %d; lower ops", results, MaxResults)
+	}
+	return m, nil
 }
 
 // Init returns the initial state: every worker at incarnation 1, nothing
@@ -65,6 +89,68 @@ type Fact struct {
 	Req     uint8 // acquire request sequence
 	Token   uint8
 	Grant   uint8 // the grant issued, seen, renewed, or written under
+	// Scenes are the scenarios the step reached, for the searches' reports
+	// of what they covered (Stateright's "sometimes" properties).
+	Scenes Scene
+}
+
+// Scene is a set of scenarios a step can reach. A verdict that a design is
+// safe means something only where the searches reached the scenarios it
+// depends on: a proof in which no stale write after a takeover happens
+// proves nothing about fencing.
+type Scene uint16
+
+// Scenes.
+const (
+	// SceneTakeover: a grant of a resource while an earlier grant of it was
+	// not released.
+	SceneTakeover Scene = 1 << iota
+	// SceneStaleWrite: a write from an older grant reached the sink after a
+	// newer grant was observed by its holder.
+	SceneStaleWrite
+	// SceneRenewAtDeadline: the holder's renew reached the coordinator
+	// exactly at the lease's deadline.
+	SceneRenewAtDeadline
+	// SceneRestart: a coordinator replica restarted.
+	SceneRestart
+	// SceneCrash: a worker crashed and restarted.
+	SceneCrash
+	// SceneLostGrant: the network lost a grant's reply.
+	SceneLostGrant
+	// SceneSinkRestart: the sink crashed and restarted.
+	SceneSinkRestart
+	// SceneForgery: a worker wrote with a token it made up.
+	SceneForgery
+)
+
+// NumScenes is the number of scenes.
+const NumScenes = 8
+
+var sceneNames = [NumScenes]string{"takeover", "stale-write", "renew-at-deadline", "restart", "crash",
+	"lost-grant", "sink-restart", "forgery"}
+
+// String names a scene set's members, comma-separated.
+func (sc Scene) String() string {
+	var b []byte
+	for i, n := range sceneNames {
+		if sc&(1<<i) != 0 {
+			if len(b) > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, n...)
+		}
+	}
+	return string(b)
+}
+
+// ParseScene reads a scene's name.
+func ParseScene(name string) (Scene, error) {
+	for i, n := range sceneNames {
+		if n == name {
+			return 1 << i, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown scene %q", name)
 }
 
 // Process names a worker in histories: w1, w2, ...
@@ -81,28 +167,5 @@ func CoordinatorName(c uint8) string {
 	return fmt.Sprintf("%s-%d", history.Coordinator, c+1)
 }
 
-func (m *Machine) readsClock() bool { return m.Protocol.WorkerClock || m.Protocol.RenewFromSendTime }
-
-// ageCap is the age beyond which a request's age changes no decision.
-func (m *Machine) ageCap() uint8 { return uint8(m.Config.TTL + 2*m.Config.Skew + 2) }
-
-// forgedToken is bigger than any token a coordinator can grant.
-func (m *Machine) forgedToken() uint8 { return uint8(m.Config.Grants*m.Config.Resources + 1) }
-
-func clampLeft(v int) int8 {
-	if v < -1 {
-		return -1
-	}
-	return int8(v)
-}
-
-// fenceIndex is where the fence of resource r lives.
-func (m *Machine) fenceIndex(r uint8) uint8 {
-	if m.Protocol.GlobalFence {
-		return 0
-	}
-	return r
-}
-
 // Fence returns the sink's fence for resource r in s.
-func (m *Machine) Fence(s *State, r uint8) uint8 { return s.Sink.Fence[m.fenceIndex(r)] }
+func (m *Machine) Fence(s *State, r uint8) uint8 { return s.Sink.Fence[m.Design.FenceOf(r)] }

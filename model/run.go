@@ -16,6 +16,8 @@ type Run struct {
 	Now     int64 // ticks so far: the time stamped on events
 	Actions []Action
 	Events  []history.Event
+	// Scenes is every scene the run has reached.
+	Scenes Scene
 }
 
 // NewRun starts a run at the machine's initial state.
@@ -37,6 +39,7 @@ func (r *Run) Do(a Action) Fact {
 		r.Now++
 	}
 	r.Actions = append(r.Actions, a)
+	r.Scenes |= f.Scenes
 	return f
 }
 
@@ -52,34 +55,34 @@ func (m *Machine) IsEnabled(s *State, a Action) bool {
 }
 
 // History returns the run's history with a header that lets explore replay
-// re-execute it: variant name, seed, config, protocol and action trace.
-func (r *Run) History(variant string, seed uint64, expect []string, note string) *history.History {
-	cfg, _ := json.Marshal(struct {
-		Config
-		Protocol Protocol `json:"protocol"`
-	}{r.M.Config, r.M.Protocol}) // plain ints and bools: cannot fail
+// re-execute it: the design's name (a catalogue finds its decisions), seed,
+// config and action trace.
+func (r *Run) History(design string, seed uint64, expect []string, note string) *history.History {
+	cfg, _ := json.Marshal(r.M.Config) // plain ints: cannot fail
 	acts := make([]string, len(r.Actions))
 	for i, a := range r.Actions {
 		acts[i] = a.String()
 	}
 	return &history.History{
 		HasHeader: true,
-		Header: history.Header{Format: history.Format, Version: history.Version, Variant: variant, Seed: seed,
+		Header: history.Header{Format: history.Format, Version: history.Version, Variant: design, Seed: seed,
 			Config: cfg, Expect: expect, Actions: acts, TimeUnit: "tick", Note: note},
 		Events: append([]history.Event(nil), r.Events...),
 	}
 }
 
-// ParseConfig reads the config and protocol that History wrote in a header.
-func ParseConfig(raw []byte) (Config, Protocol, error) {
+// ParseConfig reads the config that History wrote in a header. A
+// "protocol" object (the switches that headers carried before designs) is
+// read and ignored: the header's variant names the design.
+func ParseConfig(raw []byte) (Config, error) {
 	var v struct {
 		Config
-		Protocol Protocol `json:"protocol"`
+		Protocol json.RawMessage `json:"protocol"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return Config{}, Protocol{}, err
+		return Config{}, err
 	}
-	return v.Config, v.Protocol, v.Config.Validate()
+	return v.Config, v.Config.Validate()
 }

@@ -17,6 +17,8 @@ type State struct {
 	Crashes  uint8
 	Restarts uint8
 	Forged   uint8
+	// SinkRestarts counts the sink's crash-and-restarts so far.
+	SinkRestarts uint8
 }
 
 // Pending operation kinds of a worker (0: none).
@@ -40,24 +42,22 @@ type Worker struct {
 	Req     uint8 // sequence of the current acquire request
 	Paused  bool
 	Skew    int8 // the worker clock's offset from the coordinator's
-	// Left is the lease time the holder believes it has, on its own clock
-	// (holder-clock only; 0 otherwise).
-	Left int8
+	U       Regs // the design's registers (U.T runs on the worker's clock)
 }
 
 // Coordinator is one coordinator replica. With one replica, it is the
 // coordinator; two replicas that both believe they are primary model split
 // brain (they share the sink, not their tables).
 //
-// A restart keeps Lease and Dedup (they live in the coordination store) and
-// the sink's fences (they live at the sink); it loses Counter when the
-// protocol keeps it in memory (VolatileCounter), and with FailoverResetsTTL
-// every valid lease's remaining time restarts at the full ttl. Requests in
-// flight stay in flight.
+// What a restart keeps and loses is the design's Restart decision; the
+// reference (RefRestart) loses the lease table and keeps the deduplication
+// records and counters. Requests in flight stay in flight.
 type Coordinator struct {
 	Lease   [MaxResources]Lease
-	Dedup   [MaxResources][MaxWorkers]Dedup // durable: request id -> grant
-	Counter [MaxResources]uint8             // durable counter (grant-before-fence), or volatile (volatile-counter)
+	Dedup   [MaxResources][MaxWorkers]Dedup // request id -> grant
+	Counter [MaxResources]uint8             // token counters (token plans other than FenceFirst)
+	U       Regs                            // the design's registers for the replica (U.T: the reference's grace period)
+	RU      [MaxResources]Regs              // the design's registers per resource
 }
 
 // Lease is the coordinator's record of who holds a resource.
@@ -65,8 +65,8 @@ type Lease struct {
 	Holder uint8 // worker+1; 0: free
 	Inc    uint8
 	Token  uint8
-	Grant  uint8 // ghost
-	Left   int8  // ticks until the deadline; 0 is the deadline itself, -1 past it
+	Grant  uint8 // ghost: the grant this lease is
+	Left   int8  // ticks until the deadline on the coordinator's clock; 0 is the deadline itself, -1 past it
 }
 
 // Dedup is the coordinator's durable record of the last acquire it granted to
@@ -78,7 +78,7 @@ type Dedup struct {
 // Sink is the write target: a fence and results per resource.
 type Sink struct {
 	Fence    [MaxResources]uint8
-	Left     [MaxResources]int8 // the lease deadline the sink knows (sink-deadline only)
+	U        [MaxResources]Regs // the design's registers per resource (U.T runs on the sink's clock)
 	Results  [MaxResults]Result // sorted; zero entries last
 	NResults uint8
 }
@@ -86,7 +86,7 @@ type Sink struct {
 // Result is one stored result.
 type Result struct {
 	Res    uint8
-	Key    uint8 // 0: the task's identity; otherwise the attempt's request id
+	Key    uint8 // 0: the task's identity; otherwise the write attempt's (Design.Key)
 	Writer uint8 // payload: worker+1 and token it was computed under
 	Token  uint8
 	Grant  uint8 // ghost: the grant the write came from
@@ -105,11 +105,11 @@ const (
 	WriteRep
 	ReadReq
 	ReadRep
-	// Commit is the sink's second step of a check-then-write: the fence was
-	// checked, the result is not yet written. It is sink-internal: the
-	// network cannot lose or duplicate it.
+	// Commit is the sink's second step of a two-step write (Design.Commit):
+	// the write was checked, the result is not yet written. It is
+	// sink-internal: the network cannot lose or duplicate it.
 	Commit
-	// AdvanceReq is a coordinator's late fence advance (grant-before-fence).
+	// AdvanceReq is a coordinator's late fence advance (GrantThenFence).
 	AdvanceReq
 )
 
@@ -132,12 +132,14 @@ type Msg struct {
 	Replica uint8 // the coordinator replica it goes to or comes from
 	Inc     uint8
 	Token   uint8
-	Req     uint8 // acquire: request sequence; write: attempt (0: task key)
+	Req     uint8 // acquire: the request's sequence number
+	Key     uint8 // write: the result's key (Design.Key; 0: the task's identity)
 	Grant   uint8 // ghost: the grant the token came from
 	Code    uint8 // replies: Rep*
 	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
 	Age     uint8 // ticks since an acquire or renew request was sent (capped)
-	Skew    int8  // the sender's clock offset when it sent (clock-reading variants only)
+	Skew    int8  // the sender's clock offset when it sent (Design.ReportsTime only)
+	U       uint8 // the design's byte (Design.Stamp)
 	Live    bool  // false once the worker has given up on the operation
 }
 

@@ -11,7 +11,7 @@ import (
 // with the fact the invariants judge. a must be enabled in s.
 func (m *Machine) Step(s *State, a Action, evs []history.Event) ([]history.Event, Fact) {
 	rec := &recorder{evs: evs}
-	st := stepper{m: m, s: s, rec: rec}
+	st := stepper{m: m, d: &m.Design, s: s, rec: rec}
 	st.do(a)
 	s.sortMsgs()
 	return rec.evs, st.fact
@@ -20,14 +20,17 @@ func (m *Machine) Step(s *State, a Action, evs []history.Event) ([]history.Event
 // Next is Step without events: the explorer's inner loop, which allocates
 // nothing.
 func (m *Machine) Next(s *State, a Action) Fact {
-	st := stepper{m: m, s: s}
+	st := stepper{m: m, d: &m.Design, s: s}
 	st.do(a)
 	s.sortMsgs()
 	return st.fact
 }
 
+// stepper applies one action. The steps are the world's — network, clocks,
+// faults, the ghost truth — and ask the design (d) at each decision.
 type stepper struct {
 	m    *Machine
+	d    *Design
 	s    *State
 	rec  *recorder // nil: no events (Next)
 	fact Fact
@@ -43,24 +46,39 @@ type recorder struct {
 // proc names the process of an event without building its name: names are
 // built only when a step records events, so that Next allocates nothing.
 type proc struct {
-	id    uint8
-	coord bool // id is a coordinator replica, not a worker
-	nem   bool // the nemesis
+	id   uint8
+	kind uint8 // procWorker, procCoord, procNemesis
 }
 
+const (
+	procWorker uint8 = iota
+	procCoord
+	procNemesis
+	procSink
+)
+
 func worker(w uint8) proc { return proc{id: w} }
-func coord(c uint8) proc  { return proc{id: c, coord: true} }
+func coord(c uint8) proc  { return proc{id: c, kind: procCoord} }
+
+var (
+	nemesis = proc{kind: procNemesis}
+	sink    = proc{kind: procSink}
+)
+
 func (p proc) name() string {
-	switch {
-	case p.nem:
+	switch p.kind {
+	case procNemesis:
 		return history.Nemesis
-	case p.coord:
+	case procCoord:
 		return CoordinatorName(p.id)
+	case procSink:
+		return SinkName
 	}
 	return Process(p.id)
 }
 
-var nemesis = proc{nem: true}
+// SinkName is the sink's process name in histories (its faults).
+const SinkName = "sink"
 
 // emit records an event (an operation's, or a fault's: an info with no
 // resource); the value is built only when recording.
@@ -127,15 +145,14 @@ func (st *stepper) do(a Action) {
 		msg := st.request(WriteReq, w, 0)
 		if a.Kind == Forge {
 			s.Forged++
-			msg.Token = m.forgedToken()
-		}
-		if m.Protocol.RequestIDKey {
-			msg.Req = wk.Ops
+			msg.Token = a.Token
+			st.fact.Scenes |= SceneForgery
 		}
 		msg.PW, msg.PT = w+1, msg.Token
+		msg.Key = st.d.Key(msg, wk.Ops)
 		st.send(msg)
 		st.rec.emit(worker(w), history.Invoke, history.Write, wk.Res, func() history.Value {
-			return history.Value{Token: int64(msg.Token), ResultID: resultID(msg.Res, w, msg.Req),
+			return history.Value{Token: int64(msg.Token), ResultID: resultID(msg.Res, w, msg.Key),
 				Payload: payload(msg.PW, msg.PT), HasPayload: true, Task: ResourceName(msg.Res)}
 		})
 	case Read:
@@ -152,6 +169,9 @@ func (st *stepper) do(a Action) {
 	case Drop:
 		st.remove(a.Msg)
 		s.Drops++
+		if a.Msg.Kind == AcquireRep && a.Msg.Code == RepOK {
+			st.fact.Scenes |= SceneLostGrant
+		}
 		st.rec.emit(nemesis, history.Info, history.Drop, 0, func() history.Value { return history.Value{Target: endpoint(&a.Msg)} })
 	case Duplicate:
 		s.Dups++
@@ -165,6 +185,7 @@ func (st *stepper) do(a Action) {
 		st.rec.emit(worker(w), history.Info, history.Resume, 0, nil)
 	case Crash:
 		s.Crashes++
+		st.fact.Scenes |= SceneCrash
 		st.giveUp(w)
 		st.rec.emit(worker(w), history.Info, history.Crash, 0, nil)
 		wk.Inc++
@@ -172,25 +193,51 @@ func (st *stepper) do(a Action) {
 		st.rec.emit(worker(w), history.Info, history.Restart, 0, nil)
 	case Restart:
 		s.Restarts++
-		co := &s.Coord[a.Replica]
-		if m.Protocol.VolatileCounter {
-			co.Counter = [MaxResources]uint8{}
-		}
-		if m.Protocol.FailoverResetsTTL {
-			for r := range co.Lease {
-				if l := &co.Lease[r]; l.Holder != 0 && l.Left > 0 {
-					l.Left = int8(m.Config.TTL)
-				}
-			}
-		}
+		st.fact.Scenes |= SceneRestart
+		st.restart(a.Replica)
 		st.rec.emit(coord(a.Replica), history.Info, history.Crash, 0, nil)
 		st.rec.emit(coord(a.Replica), history.Info, history.Restart, 0, nil)
+	case SinkCrash:
+		s.SinkRestarts++
+		st.fact.Scenes |= SceneSinkRestart
+		st.sinkRestart()
+		st.rec.emit(sink, history.Info, history.Crash, 0, nil)
+		st.rec.emit(sink, history.Info, history.Restart, 0, nil)
 	case SetClock:
-		if m.Protocol.HolderClock && wk.Token != 0 {
-			wk.Left = clampLeft(int(wk.Left) - int(a.Skew-wk.Skew)) // the holder's clock jumped
+		if wk.U.T > 0 { // the worker's timer runs on its clock, which jumped
+			wk.U.T = Clamp(int(wk.U.T) - int(a.Skew-wk.Skew))
 		}
 		wk.Skew = a.Skew
 		st.rec.emit(worker(w), history.Info, history.Clock, 0, func() history.Value { return history.Value{Offset: int64(a.Skew)} })
+	}
+}
+
+// restart applies the design's Restart to a coordinator replica; the ghost
+// identity of every lease it kept stays with it.
+func (st *stepper) restart(replica uint8) {
+	co := &st.s.Coord[replica]
+	before := co.Lease
+	*co = st.d.Restart(*co, st.m.Config.TTL)
+	for r := range co.Lease {
+		l, b := &co.Lease[r], &before[r]
+		if l.Holder != 0 && l.Holder == b.Holder && l.Inc == b.Inc && l.Token == b.Token {
+			l.Grant = b.Grant
+		} else {
+			*l = Lease{} // a lease the design made up is no lease
+		}
+	}
+}
+
+// sinkRestart applies the design's SinkRestart; a two-step write the sink
+// had checked but not committed is lost with its memory.
+func (st *stepper) sinkRestart() {
+	s := st.s
+	s.Sink = st.d.SinkRestart(s.Sink)
+	for i := 0; i < int(s.NMsgs); i++ {
+		if s.Msgs[i].Kind == Commit {
+			st.remove(s.Msgs[i])
+			i--
+		}
 	}
 }
 
@@ -198,14 +245,14 @@ func (st *stepper) do(a Action) {
 func (st *stepper) request(kind uint8, w, replica uint8) Msg {
 	wk := &st.s.Workers[w]
 	msg := Msg{Kind: kind, Worker: w, Res: wk.Res, Replica: replica, Inc: wk.Inc, Token: wk.Token,
-		Grant: wk.Grant, Live: true}
+		Grant: wk.Grant, Live: true, U: st.d.Stamp(wk.U, kind)}
 	switch kind {
 	case AcquireReq:
 		msg.Token, msg.Grant, msg.Req = 0, 0, wk.Req
 	case ReadReq:
 		msg.Token, msg.Grant = 0, 0
 	}
-	if st.m.readsClock() && (kind == AcquireReq || kind == RenewReq) {
+	if st.d.ReportsTime && (kind == AcquireReq || kind == RenewReq) {
 		msg.Skew = wk.Skew
 	}
 	return msg
@@ -257,33 +304,32 @@ func (st *stepper) remove(msg Msg) {
 	panic("model: the message of a deliver, drop or duplicate is not in flight (the action is not enabled)")
 }
 
+// countDown moves a timer one tick on.
+func countDown(t *int8) { *t = Clamp(int(*t) - 1) }
+
 func (st *stepper) tick() {
 	s, m := st.s, st.m
 	for c := range s.Coord {
-		for r := range s.Coord[c].Lease {
-			l := &s.Coord[c].Lease[r]
-			if l.Holder != 0 {
-				l.Left = clampLeft(int(l.Left) - 1)
+		co := &s.Coord[c]
+		countDown(&co.U.T)
+		for r := range co.Lease {
+			if l := &co.Lease[r]; l.Holder != 0 {
+				countDown(&l.Left)
 			}
+			countDown(&co.RU[r].T)
 		}
 	}
-	if m.Protocol.SinkDeadline {
-		for r := range s.Sink.Left {
-			s.Sink.Left[r] = clampLeft(int(s.Sink.Left[r]) - 1)
-		}
+	for r := range s.Sink.U {
+		countDown(&s.Sink.U[r].T)
+	}
+	for w := range s.Workers {
+		countDown(&s.Workers[w].U.T)
 	}
 	for r := range s.Ghost {
 		g := &s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
-			g.Grant[i].Early = clampLeft(int(g.Grant[i].Early) - 1)
-			g.Grant[i].Late = clampLeft(int(g.Grant[i].Late) - 1)
-		}
-	}
-	if m.Protocol.HolderClock {
-		for w := range s.Workers {
-			if wk := &s.Workers[w]; wk.Token != 0 {
-				wk.Left = clampLeft(int(wk.Left) - 1)
-			}
+			countDown(&g.Grant[i].Early)
+			countDown(&g.Grant[i].Late)
 		}
 	}
 	limit := m.ageCap()
@@ -318,230 +364,208 @@ func (st *stepper) deliver(msg Msg) {
 	case ReadReq:
 		st.read(&msg)
 	case AdvanceReq:
-		st.advanceTo(msg.Res, msg.Token, msg.Replica)
+		st.advance(msg.Res, msg.Token, msg.Replica)
 	default:
 		st.receive(&msg)
 	}
 }
 
-// advance moves the sink's fence of r up by one and returns it (the article's
-// FencedSink.advance), recording the coordinator's call.
-func (st *stepper) advance(r, replica uint8) uint8 {
-	f := &st.s.Sink.Fence[st.m.fenceIndex(r)]
-	*f++
-	st.recordAdvance(r, *f, replica)
-	return *f
-}
-
-// advanceTo raises the sink's fence of r to token (counter-based tokens).
-func (st *stepper) advanceTo(r, token, replica uint8) {
-	f := &st.s.Sink.Fence[st.m.fenceIndex(r)]
-	if st.m.Protocol.VolatileCounter || token > *f {
-		*f = token
-	}
-	st.recordAdvance(r, *f, replica)
-}
-
-func (st *stepper) recordAdvance(r, fence, replica uint8) {
+// advance applies the design's Advance to resource r's fence (to: the
+// coordinator's token, 0 for the sink to pick) and returns the new fence,
+// recording the coordinator's call.
+func (st *stepper) advance(r, to, replica uint8) uint8 {
+	f := &st.s.Sink.Fence[st.d.FenceOf(r)]
+	*f = st.d.Advance(*f, to)
+	st.s.Sink.U[r] = st.d.OnAdvance(st.s.Sink.U[r], st.m.Config.TTL)
+	fence := *f
 	p := coord(replica)
 	st.rec.emit(p, history.Invoke, history.Advance, r, nil)
 	st.rec.emit(p, history.OK, history.Advance, r, func() history.Value { return history.Value{Token: int64(fence)} })
+	return fence
 }
 
 func (st *stepper) acquire(msg *Msg) {
-	s, m, p := st.s, st.m, &st.m.Protocol
+	s, m, d := st.s, st.m, st.d
 	co := &s.Coord[msg.Replica]
 	r, w := msg.Res, msg.Worker
-	if m.dedupHit(s, msg) {
-		d := co.Dedup[r][w]
+	if rec := co.Dedup[r][w]; rec.Req != 0 && d.Answers(rec, *msg) {
 		rep := st.reply(msg, AcquireRep, RepOK)
-		rep.Token, rep.Grant = d.Token, d.Grant
+		rep.Token, rep.Grant = rec.Token, rec.Grant
 		return
 	}
-	if m.leaseValid(&co.Lease[r], msg) {
+	if d.Valid(co.Lease[r], *msg) || d.Hold(co.U, co.RU[r]) {
 		st.reply(msg, AcquireRep, RepHeld)
 		return
 	}
 	var token uint8
-	switch {
-	case p.GrantBeforeFence || p.VolatileCounter:
-		ci := m.fenceIndex(r)
-		co.Counter[ci]++
-		token = co.Counter[ci]
-		if !p.GrantBeforeFence {
-			st.advanceTo(r, token, msg.Replica)
+	if d.Tokens == FenceFirst {
+		token = st.advance(r, 0, msg.Replica)
+	} else {
+		c := &co.Counter[d.CounterOf(r)]
+		*c = d.NextToken(*c)
+		token = *c
+		if d.Tokens == CounterFirst {
+			st.advance(r, token, msg.Replica)
 		}
-	default:
-		token = st.advance(r, msg.Replica)
 	}
 	g := &s.Ghost[r]
+	for i := 1; i <= int(g.Grants); i++ {
+		if !g.Grant[i].Released {
+			st.fact.Scenes |= SceneTakeover
+		}
+	}
 	g.Grants++
 	gi := g.Grants
-	age := int(msg.Age)
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
-		Early: clampLeft(m.Config.TTL - age), Late: int8(m.Config.TTL)}
-	left := int8(m.Config.TTL)
-	if p.WorkerClock {
-		left = clampLeft(reported(msg) + m.Config.TTL)
-	}
-	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi, Left: left}
-	if p.SinkDeadline {
-		s.Sink.Left[r] = left
-	}
+		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
+	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi,
+		Left: d.Deadline(Lease{}, *msg, m.Config.TTL)}
+	co.RU[r] = d.OnLease(LeaseGranted, co.RU[r], co.Lease[r], m.Config.TTL)
 	answer := Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
-	if !p.NoAcquireDedup {
-		co.Dedup[r][w] = answer
-	}
+	co.Dedup[r][w] = answer
 	g.Answer[w] = answer
 	st.fact = Fact{Kind: Granted, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
-		Token: token, Grant: gi}
+		Token: token, Grant: gi, Scenes: st.fact.Scenes}
 	rep := st.reply(msg, AcquireRep, RepOK)
 	rep.Token, rep.Grant = token, gi
-	if p.GrantBeforeFence {
+	if d.Tokens == GrantThenFence {
 		st.send(Msg{Kind: AdvanceReq, Res: r, Replica: msg.Replica, Token: token})
 	}
 }
 
 func (st *stepper) renew(msg *Msg) {
-	s, m, p := st.s, st.m, &st.m.Protocol
-	l := &s.Coord[msg.Replica].Lease[msg.Res]
-	holder := l.Holder == msg.Worker+1 && l.Inc == msg.Inc
-	if p.RenewTokenOnly {
-		holder = l.Holder != 0
+	s, m, d := st.s, st.m, st.d
+	co := &s.Coord[msg.Replica]
+	l := &co.Lease[msg.Res]
+	if RefOwns(*l, *msg) && l.Left == 0 {
+		st.fact.Scenes |= SceneRenewAtDeadline
 	}
-	if !holder || l.Token != msg.Token {
-		st.reply(msg, RenewRep, RepNotHolder)
-		return
-	}
-	now := 0
-	if p.WorkerClock {
-		now = reported(msg)
-	}
-	alive := now < int(l.Left) || (p.RenewAtDeadline && now == int(l.Left))
-	if !alive {
-		st.reply(msg, RenewRep, RepExpired)
+	code := d.Renew(*l, *msg)
+	if code != RepOK || l.Holder == 0 {
+		if code == RepOK {
+			code = RepNotHolder // there is no lease to renew, whatever the design says
+		}
+		st.reply(msg, RenewRep, code)
 		return
 	}
 	st.fact = Fact{Kind: Renewed, Res: msg.Res, Worker: msg.Worker, Replica: msg.Replica, Inc: msg.Inc,
-		Token: msg.Token, Grant: l.Grant}
-	switch {
-	case p.WorkerClock || p.RenewFromSendTime:
-		l.Left = clampLeft(reported(msg) + m.Config.TTL)
-	default:
-		l.Left = int8(m.Config.TTL)
-	}
-	if p.SinkDeadline {
-		s.Sink.Left[msg.Res] = l.Left
-	}
+		Token: msg.Token, Grant: l.Grant, Scenes: st.fact.Scenes}
+	l.Left = d.Deadline(*l, *msg, m.Config.TTL)
+	co.RU[msg.Res] = d.OnLease(LeaseRenewed, co.RU[msg.Res], *l, m.Config.TTL)
 	gt := &s.Ghost[msg.Res].Grant[l.Grant]
-	gt.Early = max(gt.Early, clampLeft(m.Config.TTL-int(msg.Age)))
-	gt.Late = int8(m.Config.TTL)
+	gt.Early = max(gt.Early, Clamp(m.Config.TTL-int(msg.Age)))
+	gt.Late = Clamp(m.Config.TTL)
 	st.reply(msg, RenewRep, RepOK)
 }
 
 func (st *stepper) release(msg *Msg) {
-	s := st.s
-	l := &s.Coord[msg.Replica].Lease[msg.Res]
-	if l.Holder != msg.Worker+1 || l.Inc != msg.Inc || l.Token != msg.Token {
+	s, d := st.s, st.d
+	co := &s.Coord[msg.Replica]
+	l := &co.Lease[msg.Res]
+	if l.Holder == 0 || d.Release(*l, *msg) != RepOK {
 		st.reply(msg, ReleaseRep, RepNotHolder)
 		return
 	}
 	s.Ghost[msg.Res].Grant[l.Grant].Released = true
+	co.RU[msg.Res] = d.OnLease(LeaseReleased, co.RU[msg.Res], *l, st.m.Config.TTL)
 	*l = Lease{}
+	if d.ReleaseAdvances {
+		st.advance(msg.Res, 0, msg.Replica)
+	}
 	st.reply(msg, ReleaseRep, RepOK)
 }
 
-// write is the sink's write: the token check, then (atomically, unless the
-// protocol is check-then-write) the idempotent result write.
+// view is what the sink's decisions see of resource r.
+func (st *stepper) view(r uint8) SinkView {
+	s := st.s
+	return SinkView{Fence: s.Sink.Fence[st.d.FenceOf(r)], U: s.Sink.U[r], Lease: s.Coord[0].Lease[r]}
+}
+
+// write is the sink's write: the design's check, then (in the same step,
+// unless the design commits in a second one) the idempotent result write.
 func (st *stepper) write(msg *Msg) {
-	s, p := st.s, &st.m.Protocol
-	if p.DedupBeforeFence && st.stored(msg) {
-		st.commit(msg) // the idempotency record answers before the fence is looked at
+	d := st.d
+	g := &st.s.Ghost[msg.Res]
+	if msg.Grant < g.Observed {
+		st.fact.Scenes |= SceneStaleWrite
+	}
+	if d.ReplayFirst && st.find(msg) != nil {
+		st.store(msg) // the idempotency record answers before the token is looked at
 		return
 	}
-	var pass bool
-	switch {
-	case p.SchedulerCheck:
-		// The scheduler checks the attempt against its own bookkeeping; the
-		// target then writes whatever it is sent.
-		l := &s.Coord[msg.Replica].Lease[msg.Res]
-		pass = l.Holder == msg.Worker+1 && l.Inc == msg.Inc && l.Token == msg.Token && l.Left > 0
-	case p.NoFence:
-		pass = true
-	default:
-		fence := s.Sink.Fence[st.m.fenceIndex(msg.Res)]
-		pass = msg.Token == fence || (p.AcceptHigherToken && msg.Token > fence)
-	}
-	if !pass {
-		st.fact = Fact{Kind: WriteFenced, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant}
-		st.writeReply(msg, RepFenced)
+	if code := d.Check(st.view(msg.Res), *msg); code != RepOK {
+		st.reject(msg, code)
 		return
 	}
-	if p.SinkDeadline && s.Sink.Left[msg.Res] <= 0 {
-		st.writeReply(msg, RepExpired)
-		return
-	}
-	if p.CheckThenWrite || p.SchedulerCheck {
+	if d.Commit != nil {
+		st.s.Sink.U[msg.Res] = d.Prepared(st.s.Sink.U[msg.Res], *msg)
 		c := *msg
 		c.Kind = Commit
 		st.send(c)
 		return
 	}
-	st.commit(msg)
+	st.store(msg)
 }
 
-// stored reports whether the sink holds a result under msg's key.
-func (st *stepper) stored(msg *Msg) bool {
+// commit is the second step of a two-step write.
+func (st *stepper) commit(msg *Msg) {
+	if code := st.d.Commit(st.view(msg.Res), *msg); code != RepOK {
+		st.reject(msg, code)
+		return
+	}
+	st.store(msg)
+}
+
+// reject answers a write the sink refused.
+func (st *stepper) reject(msg *Msg, code uint8) {
+	if code == RepFenced {
+		st.fact = Fact{Kind: WriteFenced, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant,
+			Scenes: st.fact.Scenes}
+	}
+	st.reply(msg, WriteRep, code)
+}
+
+// find returns the stored result under msg's key, or nil. A per-attempt key
+// belongs to its writer.
+func (st *stepper) find(msg *Msg) *Result {
 	s := st.s
 	for i := 0; i < int(s.Sink.NResults); i++ {
-		if res := &s.Sink.Results[i]; res.Res == msg.Res && res.Key == msg.Req {
-			return true
+		res := &s.Sink.Results[i]
+		if res.Res == msg.Res && res.Key == msg.Key && (msg.Key == 0 || res.Writer == msg.PW) {
+			return res
 		}
 	}
-	return false
+	return nil
 }
 
-// commit stores the result unless another payload holds its key.
-func (st *stepper) commit(msg *Msg) {
-	s, p := st.s, &st.m.Protocol
+// store stores the result unless another payload holds its key.
+func (st *stepper) store(msg *Msg) {
+	s := st.s
 	code := RepOK
-	found := false
-	for i := 0; i < int(s.Sink.NResults); i++ {
-		res := &s.Sink.Results[i]
-		if res.Res == msg.Res && res.Key == msg.Req {
-			found = true
-			code = RepConflict
-			if res.Writer == msg.PW && res.Token == msg.PT {
-				code = RepReplayed
-			}
+	if res := st.find(msg); res != nil {
+		code = RepConflict
+		if res.Writer == msg.PW && res.Token == msg.PT {
+			code = RepReplayed
 		}
-	}
-	if !found {
-		if s.Sink.NResults == MaxResults {
-			panic("model: sink result table full; lower ops")
-		}
-		s.Sink.Results[s.Sink.NResults] = Result{Res: msg.Res, Key: msg.Req, Writer: msg.PW, Token: msg.PT,
+	} else {
+		s.Sink.Results[s.Sink.NResults] = Result{Res: msg.Res, Key: msg.Key, Writer: msg.PW, Token: msg.PT,
 			Grant: msg.Grant}
 		s.Sink.NResults++
 		s.sortResults()
 	}
 	if code != RepConflict {
-		if p.AcceptHigherToken {
-			f := &s.Sink.Fence[st.m.fenceIndex(msg.Res)]
-			*f = max(*f, msg.Token)
-		}
-		st.fact = Fact{Kind: WriteAccepted, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant}
+		f := &s.Sink.Fence[st.d.FenceOf(msg.Res)]
+		*f, s.Sink.U[msg.Res] = st.d.Accepted(st.view(msg.Res), *msg)
+		st.fact = Fact{Kind: WriteAccepted, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant,
+			Scenes: st.fact.Scenes}
 	}
-	st.writeReply(msg, code)
-}
-
-func (st *stepper) writeReply(msg *Msg, code uint8) {
 	st.reply(msg, WriteRep, code)
 }
 
 func (st *stepper) read(msg *Msg) {
 	s := st.s
 	rep := st.reply(msg, ReadRep, RepOK)
+	rep.U = s.Sink.U[msg.Res].A
 	for i := 0; i < int(s.Sink.NResults); i++ {
 		if res := s.Sink.Results[i]; res.Res == msg.Res && res.Key == 0 {
 			rep.PW, rep.PT = res.Writer, res.Token
@@ -552,7 +576,7 @@ func (st *stepper) read(msg *Msg) {
 // receive hands a reply to its worker, which completes its operation if the
 // reply answers it and ignores it otherwise.
 func (st *stepper) receive(msg *Msg) {
-	s := st.s
+	s, d := st.s, st.d
 	w := msg.Worker
 	wk := &s.Workers[w]
 	want := replyOp[msg.Kind]
@@ -560,10 +584,11 @@ func (st *stepper) receive(msg *Msg) {
 		return
 	}
 	wk.Pending = OpNone
+	wk.U = d.OnReply(wk.U, want, *msg, st.m.Config.TTL)
 	f := opName[want]
 	if msg.Code != RepOK && msg.Code != RepReplayed {
 		if msg.Code != RepHeld && msg.Code != RepConflict {
-			wk.Token, wk.Grant, wk.Left = 0, 0, 0 // the lease is gone
+			wk.Token, wk.Grant = 0, 0 // the lease is gone
 		}
 		st.rec.emit(worker(w), history.Fail, f, msg.Res, func() history.Value {
 			return history.Value{Error: codeNames[msg.Code]}
@@ -578,12 +603,6 @@ func (st *stepper) receive(msg *Msg) {
 		st.fact = Fact{Kind: GrantSeen, Res: msg.Res, Worker: w, Replica: msg.Replica, Token: msg.Token, Grant: msg.Grant}
 	case OpRelease:
 		wk.Token, wk.Grant = 0, 0
-	}
-	if st.m.Protocol.HolderClock && (want == OpAcquire || want == OpRenew) {
-		wk.Left = int8(st.m.Config.TTL) // the holder counts its lease from the reply
-	}
-	if wk.Token == 0 {
-		wk.Left = 0
 	}
 	st.rec.emit(worker(w), history.OK, f, msg.Res, func() history.Value {
 		var v history.Value
@@ -606,7 +625,7 @@ func (st *stepper) receive(msg *Msg) {
 
 // replyOp is the operation a reply kind answers.
 var replyOp = [...]uint8{AcquireRep: OpAcquire, RenewRep: OpRenew, ReleaseRep: OpRelease, WriteRep: OpWrite,
-	ReadRep: OpRead, AdvanceReq: OpNone}
+	ReadRep: OpRead}
 
 var codeNames = [...]string{RepHeld: history.Held, RepExpired: history.Expired, RepNotHolder: history.NotHolder,
 	RepFenced: history.Fenced, RepConflict: history.Conflict}
@@ -616,12 +635,12 @@ func requestID(w, inc, req uint8) string {
 }
 
 // resultID is the idempotency key of a result: the task's identity, or with
-// request-id keys, the write attempt's own id.
-func resultID(r, w, attempt uint8) string {
-	if attempt == 0 {
+// a per-attempt key, the write attempt's own id.
+func resultID(r, w, key uint8) string {
+	if key == 0 {
 		return ResourceName(r)
 	}
-	return fmt.Sprintf("%s/%s-%d", ResourceName(r), Process(w), attempt)
+	return fmt.Sprintf("%s/%s-%d", ResourceName(r), Process(w), key)
 }
 
 func payload(writer, token uint8) string {

@@ -3,11 +3,11 @@ package model
 import "bytes"
 
 // Symmetry says which process identities a search may treat as
-// interchangeable. Workers are interchangeable: no step depends on a
-// worker's number. Resources are too, once their fence is per resource;
-// with Protocol.GlobalFence the one fence (and the coordinator's counter)
-// lives at index 0 for all resources and is left in place. Coordinator
-// replicas are never permuted.
+// interchangeable. Workers are interchangeable unless the design declares
+// itself Asymmetric: no step of the framework depends on a worker's number.
+// Resources are too, unless the design shares a fence or a counter among
+// them (Design.FenceOf, CounterOf). Coordinator replicas are never
+// permuted.
 type Symmetry uint8
 
 // Symmetries.
@@ -53,7 +53,6 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 	*t = *s
 	c := &m.Config
 	nw, nr := c.Workers, c.Resources
-	global := m.Protocol.GlobalFence
 	pw := func(w uint8) uint8 { // worker+1, 0 for none
 		if w == 0 {
 			return 0
@@ -74,16 +73,13 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 			for w := 0; w < nw; w++ {
 				to.Dedup[p.R[r]][p.W[w]] = co.Dedup[r][w]
 			}
-			if !global {
-				to.Counter[p.R[r]] = co.Counter[r]
-			}
+			to.Counter[p.R[r]] = co.Counter[r]
+			to.RU[p.R[r]] = co.RU[r]
 		}
 	}
 	for r := 0; r < nr; r++ {
-		if !global {
-			t.Sink.Fence[p.R[r]] = s.Sink.Fence[r]
-		}
-		t.Sink.Left[p.R[r]] = s.Sink.Left[r]
+		t.Sink.Fence[p.R[r]] = s.Sink.Fence[r]
+		t.Sink.U[p.R[r]] = s.Sink.U[r]
 		g := s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
 			g.Grant[i].Worker = pw(g.Grant[i].Worker)
@@ -106,6 +102,20 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 		msg.Res, msg.PW = p.R[msg.Res], pw(msg.PW)
 	}
 	t.sortMsgs()
+}
+
+// Symmetries is the renamings the machine's design allows: workers unless
+// the design is Asymmetric, resources unless it shares a fence or a
+// counter among them.
+func (m *Machine) Symmetries() Symmetry {
+	sym := SymWorkers | SymResources
+	if m.Design.Asymmetric {
+		sym &^= SymWorkers
+	}
+	if m.shared {
+		sym &^= SymResources
+	}
+	return sym
 }
 
 // GroupOrder is the number of permutations in the symmetry group sym
@@ -147,6 +157,7 @@ func (m *Machine) NewCanon(sym Symmetry) *Canon {
 	if m.Config.Resources < 2 {
 		sym &^= SymResources
 	}
+	sym &= m.Symmetries()
 	return &Canon{m: m, sym: sym, order: m.GroupOrder(sym)}
 }
 
@@ -260,15 +271,12 @@ func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 	}
 	for rep := 0; rep < m.Config.Replicas; rep++ {
 		l := &s.Coord[rep].Lease[r]
-		h = mix(h ^ pack(bit(l.Holder != 0), l.Inc, l.Token, l.Grant, uint8(l.Left)))
-		if !m.Protocol.GlobalFence {
-			h = mix(h ^ uint64(s.Coord[rep].Counter[r]))
-		}
+		h = mix(h ^ pack(bit(l.Holder != 0), l.Inc, l.Token, l.Grant, uint8(l.Left), s.Coord[rep].Counter[r]))
+		ru := &s.Coord[rep].RU[r]
+		h = mix(h ^ pack(ru.A, ru.B, uint8(ru.T)))
 	}
-	if !m.Protocol.GlobalFence {
-		h = mix(h ^ uint64(s.Sink.Fence[r]))
-	}
-	h = mix(h ^ uint64(uint8(s.Sink.Left[r])))
+	u := &s.Sink.U[r]
+	h = mix(h ^ pack(s.Sink.Fence[r], u.A, u.B, uint8(u.T)))
 	var sum uint64 // a multiset: order-free
 	for i := 0; i < int(s.Sink.NResults); i++ {
 		if x := &s.Sink.Results[i]; x.Res == r {
@@ -278,7 +286,7 @@ func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 	for i := 0; i < int(s.NMsgs); i++ {
 		if x := &s.Msgs[i]; x.Res == r {
 			sum += mix(pack(x.Kind, x.Replica, x.Inc, x.Token, x.Req, x.Grant, x.Code, x.PT) ^
-				pack(x.Age, uint8(x.Skew), bit(x.Live), bit(x.PW != 0))<<32)
+				pack(x.Age, uint8(x.Skew), bit(x.Live), bit(x.PW != 0), x.Key, x.U)<<16)
 		}
 	}
 	return mix(h ^ sum)
@@ -294,7 +302,8 @@ func (c *Canon) workerSigs(s *State, rsig *[MaxResources]uint64, sig *[MaxWorker
 		if c.sym&SymResources != 0 {
 			res = rsig[wk.Res]
 		}
-		sig[w] = mix(mix(pack(wk.Inc, wk.Ops, wk.Pending, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), uint8(wk.Skew))) ^ res)
+		sig[w] = mix(mix(pack(wk.Inc, wk.Ops, wk.Pending, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), uint8(wk.Skew))) ^
+			mix(pack(wk.U.A, wk.U.B, uint8(wk.U.T))) ^ res)
 	}
 	for i := 0; i < int(s.NMsgs); i++ {
 		x := &s.Msgs[i]
@@ -306,7 +315,7 @@ func (c *Canon) workerSigs(s *State, rsig *[MaxResources]uint64, sig *[MaxWorker
 			res = rsig[x.Res]
 		}
 		sig[x.Worker] += mix(res ^ pack(x.Kind, x.Replica, x.Inc, x.Token, x.Req, x.Grant, x.Code, x.PT) ^
-			pack(x.Age, uint8(x.Skew), bit(x.Live), bit(x.PW == x.Worker+1), bit(x.PW != 0))<<40)
+			pack(x.Age, uint8(x.Skew), bit(x.Live), bit(x.PW == x.Worker+1), bit(x.PW != 0), x.Key, x.U)<<16)
 	}
 }
 

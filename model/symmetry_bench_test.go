@@ -33,7 +33,7 @@ func sampleStates(m *model.Machine, n int) ([]model.State, []model.Action) {
 }
 
 func benchMachine(b *testing.B) *model.Machine {
-	m, err := model.New(benchConfig, model.Protocol{})
+	m, err := model.New(benchConfig, model.Design{})
 	if err != nil {
 		b.Fatal(err)
 	}

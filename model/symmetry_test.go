@@ -2,10 +2,12 @@ package model_test
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"unsafe"
 
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -13,13 +15,13 @@ import (
 // symConfig has room for every kind of renaming: three workers, two
 // resources, two replicas, and every fault.
 var symConfig = model.Config{Workers: 3, Resources: 2, Replicas: 2, TTL: 2, Ops: 3, Grants: 3, InFlight: 4,
-	Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 1}
+	Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 1, SinkRestarts: 1}
 
 // variantMachines is one machine per built-in variant under c.
 func variantMachines(t *testing.T, c model.Config) map[string]*model.Machine {
 	ms := map[string]*model.Machine{}
-	for _, v := range spec.All() {
-		m, err := model.New(c, v.Protocol)
+	for _, v := range designs.All() {
+		m, err := v.Machine(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,9 +114,9 @@ func TestPackRoundTrip(t *testing.T) {
 // same verdicts.
 func TestPermuteIsAutomorphism(t *testing.T) {
 	for name, m := range variantMachines(t, symConfig) {
-		perms := allPerms(m, model.SymWorkers|model.SymResources)
-		if len(perms) != 12 {
-			t.Fatalf("%d permutations, want 3!*2!", len(perms))
+		perms := allPerms(m, m.Symmetries())
+		if want := m.GroupOrder(m.Symmetries()); len(perms) != want {
+			t.Fatalf("%d permutations, want %d", len(perms), want)
 		}
 		states, _ := sampleStates(m, 300)
 		var acts, pacts []model.Action
@@ -154,7 +156,7 @@ func TestPermuteIsAutomorphism(t *testing.T) {
 func TestCanonicalIsOrbitInvariant(t *testing.T) {
 	for _, sym := range []model.Symmetry{model.SymWorkers, model.SymResources, model.SymWorkers | model.SymResources} {
 		for name, m := range variantMachines(t, symConfig) {
-			perms := allPerms(m, sym)
+			perms := allPerms(m, sym&m.Symmetries())
 			c := m.NewCanon(sym)
 			states, _ := sampleStates(m, 200)
 			owner := map[string]string{} // key -> an orbit member's encoding
@@ -185,6 +187,33 @@ func TestCanonicalIsOrbitInvariant(t *testing.T) {
 				}
 				owner[string(key)] = least
 			}
+		}
+	}
+}
+
+// TestActionTextRoundTrip: every action of every built-in design reads back
+// from its text form, as a history header records it.
+func TestActionTextRoundTrip(t *testing.T) {
+	cfg := model.DefaultConfig()
+	cfg.Replicas = 2
+	for name, m := range variantMachines(t, cfg) {
+		for seed := uint64(0); seed < 20; seed++ {
+			r := rand.New(rand.NewPCG(seed, 1))
+			run := model.NewRun(m)
+			for i := 0; i < 80; i++ {
+				acts := m.Enabled(&run.State, nil)
+				a := acts[r.IntN(len(acts))]
+				b, err := model.ParseAction(a.String())
+				if err != nil || b != a {
+					t.Fatalf("%s: %q parses to %+v, %v; want %+v", name, a.String(), b, err, a)
+				}
+				run.Do(a)
+			}
+		}
+	}
+	for _, bad := range []string{"", "fly w=1", "deliver", "deliver rocket", "acquire w", "acquire w=300", "acquire q=1", "clock skew=500"} {
+		if _, err := model.ParseAction(bad); err == nil {
+			t.Errorf("ParseAction(%q) accepted", bad)
 		}
 	}
 }

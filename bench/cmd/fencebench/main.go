@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -44,17 +45,11 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
 
-	var p model.Protocol
-	switch *variant {
-	case "reference":
-	case "check-then-write":
-		p.CheckThenWrite = true
-	case "grant-before-fence":
-		p.GrantBeforeFence = true
-	default:
-		fail(fmt.Errorf("unknown variant %q", *variant))
+	v, err := spec.LookupVariant(designs.All(), *variant)
+	if err != nil {
+		fail(err)
 	}
-	m, err := model.New(c, p)
+	m, err := v.Machine(c)
 	if err != nil {
 		fail(err)
 	}

@@ -1,0 +1,19 @@
+package designs
+
+import (
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// ReleaseAdvancesFence advances the sink's fence when a lease is released.
+var ReleaseAdvancesFence = variant(spec.Variant{
+	Name:    "release-advances-fence",
+	Summary: "an accepted release advances the sink's fence at once",
+	Design:  model.Design{ReleaseAdvances: true},
+	Expect:  spec.Expectation{Violates: spec.NonGuarantee, May: spec.SetOf(spec.ResourceIndependence)},
+	Why: "The released holder's late writes are rejected from the release on instead of from the next " +
+		"takeover; expiry without a release still leaves the gap the reference has, so absolute " +
+		"validity is still out of reach. A write the holder sent before its release and that arrives " +
+		"after it carries the newest token granted and is fenced, which resource-independence, as the " +
+		"contract defines it (the newest token, released or not), reports.",
+})
