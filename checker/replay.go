@@ -87,15 +87,38 @@ func HeaderMachine(h history.Header, cat []spec.Variant) (*model.Machine, error)
 // Replay re-executes a trace, judging every step. It stops with an error at
 // the first action that is not enabled.
 func Replay(m *model.Machine, acts []model.Action) (*model.Run, spec.Set, error) {
+	return replay(m, acts, false, nil)
+}
+
+// judgedDo applies an enabled action to run and judges the step.
+func judgedDo(run *model.Run, a model.Action) (model.Fact, spec.Set) {
+	prev := run.State
+	f := run.Do(a)
+	return f, spec.Judge(run.M, &prev, f, &run.State)
+}
+
+// replay re-executes acts, judging every step. An action that is not
+// enabled when its turn comes is skipped when lenient, and otherwise ends
+// the replay with an error. visit, when set, sees every step that ran: the
+// run, the step's index in acts, the index of its first event, its fact and
+// its verdict.
+func replay(m *model.Machine, acts []model.Action, lenient bool,
+	visit func(run *model.Run, i, first int, f model.Fact, v spec.Set)) (*model.Run, spec.Set, error) {
 	run := model.NewRun(m)
 	var judged spec.Set
 	for i, a := range acts {
 		if !m.IsEnabled(&run.State, a) {
+			if lenient {
+				continue
+			}
 			return run, judged, fmt.Errorf("action %d (%s) is not enabled", i, a)
 		}
-		prev := run.State
-		f := run.Do(a)
-		judged |= spec.Judge(m, &prev, f, &run.State)
+		first := len(run.Events)
+		f, v := judgedDo(run, a)
+		judged |= v
+		if visit != nil {
+			visit(run, i, first, f, v)
+		}
 	}
 	return run, judged, nil
 }
@@ -127,19 +150,11 @@ func brief(e history.Event) string {
 // the step recorded none (the sink accepting a write whose reply is still in
 // flight), the last event of the worker involved.
 func Marks(m *model.Machine, acts []model.Action) []spec.Violation {
-	run := model.NewRun(m)
 	var seen spec.Set
 	var marks []spec.Violation
-	for i, a := range acts {
-		if !m.IsEnabled(&run.State, a) {
-			continue
-		}
-		prev := run.State
-		n := len(run.Events)
-		f := run.Do(a)
-		v := spec.Judge(m, &prev, f, &run.State) &^ seen
-		if v == 0 {
-			continue
+	replay(m, acts, true, func(run *model.Run, i, n int, f model.Fact, v spec.Set) {
+		if v &^= seen; v == 0 {
+			return
 		}
 		seen |= v
 		var evs []int
@@ -157,10 +172,10 @@ func Marks(m *model.Machine, acts []model.Action) []spec.Violation {
 		}
 		for _, id := range v.IDs() {
 			marks = append(marks, spec.Violation{Invariant: id, Resource: model.ResourceName(f.Res),
-				Message: describe(f) + fmt.Sprintf(" (judged on the model's states, step %d: %s)", i, a),
+				Message: describe(f) + fmt.Sprintf(" (judged on the model's states, step %d: %s)", i, acts[i]),
 				Events:  evs})
 		}
-	}
+	})
 	return marks
 }
 

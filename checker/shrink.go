@@ -11,16 +11,7 @@ import (
 // what shrinking replays: removing an operation's request removes its
 // deliveries and reply with it.
 func Lenient(m *model.Machine, acts []model.Action) (*model.Run, spec.Set) {
-	run := model.NewRun(m)
-	var judged spec.Set
-	for _, a := range acts {
-		if !m.IsEnabled(&run.State, a) {
-			continue
-		}
-		prev := run.State
-		f := run.Do(a)
-		judged |= spec.Judge(m, &prev, f, &run.State)
-	}
+	run, judged, _ := replay(m, acts, true, nil)
 	return run, judged
 }
 

@@ -54,9 +54,7 @@ func Walk(m *model.Machine, steps int, choose Chooser, stop spec.Set) (*model.Ru
 		if !ok {
 			break
 		}
-		prev := run.State
-		f := run.Do(a)
-		v := spec.Judge(m, &prev, f, &run.State)
+		_, v := judgedDo(run, a)
 		violated |= v
 		if v&stop != 0 {
 			break

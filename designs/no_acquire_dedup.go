@@ -9,7 +9,7 @@ import (
 var NoAcquireDedup = variant(spec.Variant{
 	Name:    "no-acquire-dedup",
 	Summary: "acquire keeps no record of request id -> grant, so a retry after a lost grant allocates again",
-	Design:  model.Design{Answers: func(model.Dedup, model.Msg) bool { return false }},
+	Design:  model.Design{Answers: func(model.Dedup, model.Msg) uint8 { return 0 }}, // every request asks anew
 	Expect:  spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.AcquireIdempotent)},
 	Needs:   model.SceneLostGrant,
 	Why: "When the grant's reply is lost and the worker retries, the coordinator allocates a second " +

@@ -56,7 +56,7 @@ func (c Config) Validate() error {
 		check("resources", c.Resources, 1, MaxResources),
 		check("replicas", c.Replicas, 1, MaxReplicas),
 		check("ttl", c.TTL, 1, 60),
-		check("ops", c.Ops, 1, 60),
+		check("ops", c.Ops, 1, 16),
 		check("grants", c.Grants, 1, MaxGrants),
 		check("inFlight", c.InFlight, 1, MaxMsgs-1),
 		check("drops", c.Drops, 0, 100),

@@ -33,10 +33,12 @@ type Design struct {
 	// Hold reports whether the coordinator must not grant resource r, free
 	// or expired, now: u are its replica-wide registers, ru the resource's.
 	Hold func(u, ru Regs) bool
-	// Answers reports whether the coordinator's record d of the last
-	// request it granted to req's worker answers req with that grant (a
-	// retry), rather than a new grant.
-	Answers func(d Dedup, req Msg) bool
+	// Answers is what the coordinator's record d of the last request it
+	// granted to req's worker (d.Req is 0 when there is none) makes of acquire
+	// req: RepOK answers it with that grant (a retry), RepHeld refuses it (a
+	// request older than the record: a late copy), 0 lets it ask for a new
+	// grant.
+	Answers func(d Dedup, req Msg) uint8
 	// Tokens is where a grant's token comes from and when the sink's fence
 	// moves.
 	Tokens TokenPlan
@@ -184,9 +186,20 @@ func RefValid(l Lease, _ Msg) bool { return l.Holder != 0 && l.Left > 0 }
 // timer, which RefRestart sets to one ttl).
 func RefHold(u, _ Regs) bool { return u.T > 0 }
 
-// RefAnswers: the record answers a request of the same incarnation and
-// request id.
-func RefAnswers(d Dedup, req Msg) bool { return d.Req != 0 && d.Inc == req.Inc && d.Req == req.Req }
+// RefAnswers: the record answers a retry (the same incarnation and request
+// id) with its grant and refuses a late copy of an older request of the
+// same worker (request ids grow).
+func RefAnswers(d Dedup, req Msg) uint8 {
+	switch {
+	case d.Req == 0 || d.Inc != req.Inc:
+		return 0
+	case req.Req == d.Req:
+		return RepOK
+	case req.Req < d.Req:
+		return RepHeld
+	}
+	return 0
+}
 
 // RefCounterOf: each resource has its own counter.
 func RefCounterOf(r uint8) uint8 { return r }

@@ -108,7 +108,7 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 	case AcquireReq:
 		d := &m.Design
 		co := &s.Coord[msg.Replica]
-		if rec := co.Dedup[msg.Res][msg.Worker]; rec.Req != 0 && d.Answers(rec, *msg) {
+		if a := d.Answers(co.Dedup[msg.Res][msg.Worker], *msg); a == RepHeld || a == RepOK && co.Dedup[msg.Res][msg.Worker].Req != 0 {
 			return true
 		}
 		if d.Valid(co.Lease[msg.Res], *msg) || d.Hold(co.U, co.RU[msg.Res]) {

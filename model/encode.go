@@ -89,8 +89,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 			b = append(b, t.Worker, t.Inc, t.Token, byte(t.Early), byte(t.Late), bit(t.Released))
 		}
 		for w := 0; w < nw; w++ {
-			d := &g.Answer[w]
-			b = append(b, d.Inc, d.Req, d.Token, d.Grant)
+			b = append(b, g.Answered[w][0], g.Answered[w][1])
 		}
 	}
 	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts)

@@ -150,10 +150,20 @@ type Ghost struct {
 	Grants   uint8 // grants issued so far for the resource (any replica)
 	Observed uint8 // newest grant whose acquire reply reached its worker
 	Grant    [MaxGrants + 1]GrantTruth
-	// Answer is, per worker, the last acquire request answered with a grant
-	// and that grant (whatever the protocol itself remembers).
-	Answer [MaxWorkers]Dedup
+	// Answered is, per worker, the set of its acquire requests that a new
+	// grant answered, whatever the design itself remembers.
+	Answered [MaxWorkers]ReqSet
 }
+
+// ReqSet is a set of a worker's acquire request numbers, 1..16 (Config.Ops
+// bounds them).
+type ReqSet [2]uint8
+
+// Has reports whether req is in the set.
+func (q *ReqSet) Has(req uint8) bool { return req >= 1 && req <= 16 && q[(req-1)/8]&(1<<((req-1)%8)) != 0 }
+
+// Add puts req in the set.
+func (q *ReqSet) Add(req uint8) { q[(req-1)/8] |= 1 << ((req - 1) % 8) }
 
 // GrantTruth is one grant as it really was.
 type GrantTruth struct {

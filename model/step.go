@@ -388,9 +388,16 @@ func (st *stepper) acquire(msg *Msg) {
 	s, m, d := st.s, st.m, st.d
 	co := &s.Coord[msg.Replica]
 	r, w := msg.Res, msg.Worker
-	if rec := co.Dedup[r][w]; rec.Req != 0 && d.Answers(rec, *msg) {
-		rep := st.reply(msg, AcquireRep, RepOK)
-		rep.Token, rep.Grant = rec.Token, rec.Grant
+	rec := co.Dedup[r][w]
+	switch d.Answers(rec, *msg) {
+	case RepOK:
+		if rec.Req != 0 {
+			rep := st.reply(msg, AcquireRep, RepOK)
+			rep.Token, rep.Grant = rec.Token, rec.Grant
+			return
+		}
+	case RepHeld:
+		st.reply(msg, AcquireRep, RepHeld)
 		return
 	}
 	if d.Valid(co.Lease[r], *msg) || d.Hold(co.U, co.RU[r]) {
@@ -423,7 +430,7 @@ func (st *stepper) acquire(msg *Msg) {
 	co.RU[r] = d.OnLease(LeaseGranted, co.RU[r], co.Lease[r], m.Config.TTL)
 	answer := Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
 	co.Dedup[r][w] = answer
-	g.Answer[w] = answer
+	g.Answered[w].Add(msg.Req)
 	st.fact = Fact{Kind: Granted, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
 		Token: token, Grant: gi, Scenes: st.fact.Scenes}
 	rep := st.reply(msg, AcquireRep, RepOK)

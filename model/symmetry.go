@@ -85,7 +85,7 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 			g.Grant[i].Worker = pw(g.Grant[i].Worker)
 		}
 		for w := 0; w < nw; w++ {
-			g.Answer[p.W[w]] = s.Ghost[r].Answer[w]
+			g.Answered[p.W[w]] = s.Ghost[r].Answered[w]
 		}
 		t.Ghost[p.R[r]] = g
 	}

@@ -75,7 +75,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 				v |= bitOf(TokenMonotonic)
 			}
 		}
-		if a := g.Answer[f.Worker]; a.Grant != 0 && a.Inc == f.Inc && a.Req == f.Req {
+		if g.Answered[f.Worker].Has(f.Req) {
 			v |= bitOf(AcquireIdempotent)
 		}
 	case model.GrantSeen:
