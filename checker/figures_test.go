@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
 )
 
 var figures = flag.Int("figures", 0, "measure time to the first counterexample over this many seeds (TestFigures)")
