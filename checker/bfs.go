@@ -115,6 +115,9 @@ type BFSResult struct {
 	// lists them.
 	Violated    spec.Set `json:"-"`
 	ViolatedIDs []string `json:"violated"`
+	// Reached counts, per scene, the judged transitions that reached it:
+	// what the search covered, not only what it did not find.
+	Reached Coverage `json:"reached"`
 	// Violation is the stop invariants the counterexample's last step
 	// violates; Counterexample is a shortest run that ends with such a
 	// step, re-executed from the initial state, with its history. Both are
@@ -215,6 +218,7 @@ type chunkOut struct {
 	states   []model.State // the cands' canonical states
 	violated spec.Set
 	trans    uint64
+	reached  Coverage            // transitions that reached each scene
 	stop     edge                // the chunk's first transition violating a stop invariant
 	first    [maxInvariants]edge // the chunk's first violation of each invariant
 }
@@ -254,6 +258,7 @@ type bfs struct {
 	exps      []expander
 	unreduced uint64
 	trans     uint64
+	reached   Coverage
 	violated  spec.Set
 	levels    []uint64
 	first     [maxInvariants]edge // first violation of each invariant
@@ -460,6 +465,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
 	out.cands, out.keys, out.states = out.cands[:0], out.keys[:0], out.states[:0]
 	out.violated, out.trans, out.stop, out.first = 0, 0, edge{}, [maxInvariants]edge{}
+	out.reached = Coverage{}
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
 	s, t := &e.s, &e.t
@@ -474,6 +480,9 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			*t = *s
 			f := m.Next(t, e.acts[ai])
 			out.trans++
+			if f.Scenes != 0 {
+				out.reached.Add(f.Scenes)
+			}
 			if f.Kind != model.NoFact {
 				if v := spec.Judge(m, s, f, t); v != 0 {
 					b.noteViolation(out, v, edge{parent: parent, act: uint16(ai), ok: true})
@@ -549,6 +558,7 @@ func (b *bfs) collect() {
 		out := &b.outs[k]
 		b.violated |= out.violated
 		b.trans += out.trans
+		b.reached.Merge(out.reached)
 		for i := range maxInvariants {
 			if out.first[i].ok && !b.first[i].ok {
 				b.first[i] = out.first[i]
@@ -650,7 +660,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Shard: b.opt.Shard}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)

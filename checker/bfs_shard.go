@@ -32,6 +32,7 @@ func MergeResults(rs []BFSResult) BFSResult {
 		}
 		m.States += r.States
 		m.Transitions += r.Transitions
+		m.Reached.Merge(r.Reached)
 		m.Unreduced += r.Unreduced
 		m.MaxDepth = max(m.MaxDepth, r.MaxDepth)
 		for d, n := range r.Levels {

@@ -54,7 +54,20 @@ type VariantResult struct {
 }
 
 // Expected reports whether the verdict is the one the variant expects.
-func (r *VariantResult) Expected() bool { return r.Expect.Matches(r.Violated) }
+// A verdict that rests on a scene no run reached is not the expected one.
+func (r *VariantResult) Expected() bool { return r.Expect.Matches(r.Violated) && r.Vacuous() == 0 }
+
+// Problem says how the verdict differs from the expected one, or "".
+func (r *VariantResult) Problem() string {
+	p := r.Expect.Unexpected(r.Violated)
+	if miss := r.Vacuous(); miss != 0 {
+		if p != "" {
+			p += "; "
+		}
+		p += "no run reached " + miss.String() + ", which the verdict depends on"
+	}
+	return p
+}
 
 // Vacuous lists the scenes the variant's verdict depends on that no run
 // reached: a verdict that rests on them means nothing.

@@ -19,7 +19,7 @@ func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
 	}
 	for _, r := range results {
 		if !r.Expected() {
-			t.Errorf("%s: %s", r.Variant.Name, r.Variant.Expect.Unexpected(r.Violated))
+			t.Errorf("%s: %s", r.Variant.Name, r.Problem())
 		}
 		for _, f := range r.Findings {
 			t.Logf("%-20s %-22s first at run %4d (%v), shrunk to %d ops", r.Variant.Name, f.Invariant, f.FirstRun,

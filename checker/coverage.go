@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -49,11 +51,28 @@ func (c Coverage) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Map is the counts by scene name, for JSON.
-func (c Coverage) Map() map[string]uint64 {
+// MarshalJSON writes the counts as an object keyed by scene name.
+func (c Coverage) MarshalJSON() ([]byte, error) {
 	m := make(map[string]uint64, len(c))
 	for i, n := range c {
 		m[model.Scene(1<<i).String()] = n
 	}
-	return m
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (c *Coverage) UnmarshalJSON(b []byte) error {
+	var m map[string]uint64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = Coverage{}
+	for name, n := range m {
+		sc, err := model.ParseScene(name)
+		if err != nil {
+			return err
+		}
+		c[bits.TrailingZeros16(uint16(sc))] = n
+	}
+	return nil
 }

@@ -15,7 +15,8 @@ var ProducerEpochs = variant(spec.Variant{
 	Name:    "producer-epochs",
 	Summary: "the sink fences each producer's older epochs (Kafka producer epochs), not other holders",
 	Design:  model.Design{Asymmetric: true, Check: producerCheck, Accepted: producerAccepted},
-	Expect:  spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.Fencing), May: spec.SetOf(spec.LinearizableSink, spec.IdempotentResult, spec.FenceBeforeGrant)},
+	Expect: spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.Fencing),
+		May: spec.SetOf(spec.LinearizableSink, spec.IdempotentResult, spec.FenceBeforeGrant, spec.ResourceIndependence)},
 	Why: "Producer epochs fence a zombie instance of the same producer (an older incarnation of a " +
 		"worker), but a takeover hands the task to a different producer, whose epoch says nothing about " +
 		"the old holder's: the old holder's stale write lands. And a grant that reaches a producer's " +

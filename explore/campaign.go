@@ -85,15 +85,17 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		Problem  string `json:"problem,omitempty"`
 		Runs     int    `json:"runs"`
 		Cells    []cell `json:"cells"`
+		// Reached counts the runs that reached each scene.
+		Reached checker.Coverage `json:"reached"`
 	}
 	var rows []row
 	for _, r := range results {
-		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Variant.Expect.Unexpected(r.Violated), Runs: r.Runs}
+		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Problem(), Runs: r.Runs, Reached: r.Reached}
 		if !rw.Expected {
 			code = exitViolation
 		}
 		for _, inv := range spec.Invariants {
-			found, ok := r.Variant.Expect.Verdict(inv.ID, r.Violated)
+			found, ok := r.Expect.Verdict(inv.ID, r.Violated)
 			c := cell{Invariant: inv.ID, Verdict: "holds", Expected: ok}
 			if found {
 				c.Verdict = "violated"
@@ -189,7 +191,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		stop = spec.SetOf(*invID)
 	}
 	if *unexpected {
-		stop &^= v.Expect.Violates | v.Expect.May
+		e := v.ExpectAt(cfg)
+		stop &^= e.Violates | e.May
 	}
 	if *mode != "random" && *mode != "bfs" {
 		return 0, usagef("--mode %q: want random or bfs", *mode)
@@ -231,7 +234,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
 		}
 		if !*jsonOut {
-			printBFS(stdout, res)
+			printBFS(stdout, res, v)
 		}
 	} else {
 		found := checker.Search(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop, Shard: shard,
@@ -269,7 +272,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	return exitViolation, nil
 }
 
-func printBFS(w io.Writer, res checker.BFSResult) {
+func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s, complete: %v\n",
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, res.Complete)
@@ -278,5 +281,9 @@ func printBFS(w io.Writer, res checker.BFSResult) {
 	}
 	if len(res.ViolatedIDs) > 0 {
 		fmt.Fprintf(w, "violated on some transition: %s\n", strings.Join(res.ViolatedIDs, ", "))
+	}
+	fmt.Fprintf(w, "scenes reached (transitions): %v\n", res.Reached)
+	if miss := res.Reached.Missing(v.Scenes()); miss != 0 {
+		fmt.Fprintf(w, "VACUOUS: %s's verdict depends on %s, which no transition reached: a wider bound is needed\n", v.Name, miss)
 	}
 }

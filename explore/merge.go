@@ -72,7 +72,11 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			}
 		}
 		if !*jsonOut {
-			printBFS(stdout, merged)
+			v, err := spec.LookupVariant(cat, first.Variant)
+			if err != nil {
+				return 0, usagef("%s: variant: %v", fs.Args()[0], err)
+			}
+			printBFS(stdout, merged, v)
 		}
 	} else {
 		for i := range jobs {
