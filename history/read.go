@@ -368,12 +368,15 @@ func (r *Reader) parseEvent(w members, n int) (Event, error) {
 	default:
 		return Event{}, r.errf(n, "type", "unknown type %q (want invoke, ok, fail or info)", e.Type)
 	}
-	fault := IsFault(e.F)
-	if !fault && !IsOperation(e.F) {
-		return Event{}, r.errf(n, "f", "unknown operation %q (want acquire, renew, release, advance, write, read, or a fault: pause, resume, crash, restart, partition, heal, drop, duplicate)", e.F)
+	fault, sink := IsFault(e.F), IsSinkEvent(e.F)
+	if !fault && !sink && !IsOperation(e.F) {
+		return Event{}, r.errf(n, "f", "unknown operation %q (want acquire, renew, release, advance, write, read, the sink event apply, or a fault: pause, resume, crash, restart, partition, heal, drop, duplicate, clock)", e.F)
 	}
 	if fault && e.Type != Info {
 		return Event{}, r.errf(n, "type", "fault %q must be an info event, got %s", e.F, e.Type)
+	}
+	if sink && e.Type != Info {
+		return Event{}, r.errf(n, "type", "sink event %q must be an info event (it has no invocation), got %s", e.F, e.Type)
 	}
 	e.Resource = p.str("resource", w["resource"], !fault)
 	if raw := w["index"]; !absent(raw) {
@@ -394,7 +397,7 @@ func (r *Reader) parseEvent(w members, n int) (Event, error) {
 	if err := r.parseValue(&p, w["value"], &e); err != nil {
 		return Event{}, err
 	}
-	if !fault {
+	if !fault && !sink {
 		if err := r.pair(e, n); err != nil {
 			return Event{}, err
 		}
@@ -458,11 +461,19 @@ func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error
 		}
 	case Fail:
 		need = is("error")
+	case Info:
+		if e.F == Apply {
+			need = is("writer", "token", "resultId")
+		}
 	}
 	v.Owner = p.str("value.owner", w["owner"], need("owner"))
 	v.Incarnation = p.ident("value.incarnation", w["incarnation"], need("incarnation"))
 	v.RequestID = p.ident("value.requestId", w["requestId"], need("requestId"))
 	v.TTL = p.int("value.ttl", w["ttl"], need("ttl"), 1)
+	apply := e.F == Apply
+	if apply {
+		v.Writer = p.str("value.writer", w["writer"], true)
+	}
 	v.Token = p.int("value.token", w["token"], need("token"), 1)
 	v.ResultID = p.str("value.resultId", w["resultId"], need("resultId"))
 	if pl := w["payload"]; !absent(pl) {
@@ -475,8 +486,26 @@ func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error
 	v.Error = p.str("value.error", w["error"], need("error"))
 	v.Target = p.str("value.target", w["target"], false)
 	v.Offset = p.int("value.offset", w["offset"], false, math.MinInt64)
-	if p.err == nil && e.F == Write && e.Type == OK && v.Outcome != Written && v.Outcome != Replayed {
+	if apply || e.F == Write && (e.Type == OK || e.Type == Fail) {
+		if raw := w["fence"]; !absent(raw) {
+			v.Fence, v.HasFence = p.int("value.fence", raw, false, 0), true
+		}
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if (e.F == Write && e.Type == OK || apply && v.Outcome != "") && v.Outcome != Written && v.Outcome != Replayed {
 		p.fail("value.outcome", fmt.Sprintf("unknown write outcome %q (want written or replayed)", v.Outcome))
+	}
+	if apply {
+		switch {
+		case v.Outcome == "" && v.Error == "":
+			p.fail("value.outcome", "an apply event needs value.outcome (the write was applied) or value.error (it was rejected); both are missing")
+		case v.Outcome != "" && v.Error != "":
+			p.fail("value.error", "an apply event has value.outcome or value.error, not both")
+		case v.Error != "" && v.Error != Fenced && v.Error != Conflict && v.Error != Expired:
+			p.fail("value.error", fmt.Sprintf("unknown apply error %q (want fenced, conflict or expired)", v.Error))
+		}
 	}
 	return p.err
 }
