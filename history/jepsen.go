@@ -133,6 +133,9 @@ func ReadJepsen(name string, r io.Reader) (*History, error) {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if !array && err == io.EOF {
+				if len(h.Events) == 0 {
+					return nil, noEvents(name, in.line(dec.InputOffset()), false)
+				}
 				return h, nil
 			}
 			return nil, j.syntaxErr(dec, err)
@@ -150,6 +153,9 @@ func ReadJepsen(name string, r io.Reader) (*History, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, j.errf(in.line(dec.InputOffset()), "", "unexpected data after the JSON array of operations")
+	}
+	if len(h.Events) == 0 {
+		return nil, noEvents(name, in.line(dec.InputOffset()), false)
 	}
 	return h, nil
 }

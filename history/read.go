@@ -22,7 +22,25 @@ type Error struct {
 	Line  int
 	Field string
 	Msg   string
+	err   error // what the error wraps, if anything
 }
+
+// ErrNoEvents is what an input error for a history with no events (an empty
+// file, or a header alone) wraps: errors.Is(err, ErrNoEvents).
+var ErrNoEvents = errors.New("the history has no events")
+
+// noEvents is the input error for a history with no events; line is the last
+// line of the input (the header's, or 1 for an empty input).
+func noEvents(file string, line int, header bool) *Error {
+	msg := "the file is empty"
+	if header {
+		msg = "the file has a header and nothing else"
+	}
+	return &Error{File: file, Line: max(line, 1), Msg: ErrNoEvents.Error() + ": " + msg + " (a history needs at least one event)", err: ErrNoEvents}
+}
+
+// Unwrap returns ErrNoEvents for a history with no events, nil otherwise.
+func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
 	if e.Field == "" {
@@ -114,12 +132,17 @@ func (r *Reader) errf(line int, field, format string, args ...any) *Error {
 	return &Error{File: r.name, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Next returns the next event, or io.EOF after the last.
+// Next returns the next event, or io.EOF after the last. A history with no
+// events at all is an input error: at the end of such an input Next returns
+// an *Error that wraps ErrNoEvents instead of io.EOF.
 func (r *Reader) Next() (Event, error) {
 	obj, n, err := r.pending, r.pendLine, r.pendErr
 	r.pending, r.pendErr = nil, nil
 	if obj == nil && err == nil {
 		line, err := r.nextLine()
+		if err == io.EOF && r.events == 0 {
+			return Event{}, noEvents(r.name, r.line, r.hasHeader)
+		}
 		if err != nil {
 			return Event{}, err
 		}
@@ -480,6 +503,8 @@ func (r *Reader) parseValue(p *fieldParser, raw json.RawMessage, e *Event) error
 		v.Payload, v.HasPayload = p.str("value.payload", pl, false), true
 	} else if need("payload") {
 		p.fail("value.payload", "required string is missing")
+	} else if e.F == Read && e.Type == OK && len(pl) == 0 {
+		p.fail("value.payload", "required on an ok read: the payload read, a string, or null when the result is absent; the key is missing")
 	}
 	v.Task = p.str("value.task", w["task"], false)
 	v.Outcome = p.str("value.outcome", w["outcome"], need("outcome"))
