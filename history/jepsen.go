@@ -101,7 +101,7 @@ func ReadAny(name string, r io.Reader) (*History, error) {
 	if Sniff(head) == Jepsen {
 		return ReadJepsen(name, in)
 	}
-	return readAll(name, in, sizeHint(r))
+	return readAll(name, in, sizeHint(r), false)
 }
 
 // ReadJepsen reads a Jepsen history in JSON (a JSON array of operations, or
@@ -401,7 +401,9 @@ func (j *jepsenReader) op(raw json.RawMessage, n int) (Event, error) {
 	if ev["value"], err = json.Marshal(v); err != nil {
 		return Event{}, j.errf(n, "value", "%v", err)
 	}
-	return j.parseEvent(ev, n)
+	var f fields
+	f.fromMembers(ev)
+	return j.parseEvent(&f, n)
 }
 
 // keywordString returns the JSON string raw with a leading colon dropped; raw
