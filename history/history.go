@@ -156,6 +156,10 @@ type Value struct {
 	Payload     string
 	// HasPayload tells a present payload from an absent one or null.
 	HasPayload bool
+	// HasFence tells a present Fence (which may be 0) from an absent one.
+	// (It is declared here, beside HasPayload, so that the two share one
+	// word of the struct.)
+	HasFence bool
 	Task       string
 	Outcome    string
 	Error      string
@@ -169,8 +173,7 @@ type Value struct {
 	// on an apply event, and on the ok or fail completion of a write (an
 	// extension of the format). A fence may be 0, so HasFence tells a
 	// present fence from an absent one.
-	Fence    int64
-	HasFence bool
+	Fence int64
 }
 
 // History is a header and its events.

@@ -3,10 +3,12 @@ package history
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 const sample = `{"format":"fencecheck-history","version":1,"variant":"reference","seed":7,"expect":["absolute-validity"],"actions":["tick"]}
@@ -198,5 +200,40 @@ func TestNoEvents(t *testing.T) {
 	}
 	if _, err := ReadFile(path); !errors.Is(err, ErrNoEvents) || !strings.HasPrefix(err.Error(), path+":1:") {
 		t.Fatalf("ReadFile: err = %v", err)
+	}
+}
+
+// An Event of a million-event history is held a million times: its size is
+// the history's memory. Grow it only knowingly (and then update the figure).
+func TestEventSize(t *testing.T) {
+	if n := unsafe.Sizeof(Event{}); n > 288 {
+		t.Errorf("an Event takes %d bytes, up from 288", n)
+	}
+}
+
+func TestSizeHint(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"format":"fencecheck-history","version":1}` + "\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, `{"time":%d,"process":"w1","type":"info","f":"pause","value":{"target":"x"}}`+"\n\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n := sizeHint(f); n != 3001 { // the header is counted too
+		t.Fatalf("sizeHint = %d, want 3001", n)
+	}
+	h, err := ReadAll(path, f)
+	if err != nil || len(h.Events) != 3000 || cap(h.Events) != 3001 {
+		t.Fatalf("err %v, %d events, capacity %d", err, len(h.Events), cap(h.Events))
+	}
+	if n := sizeHint(strings.NewReader(b.String())); n != 0 {
+		t.Fatalf("sizeHint of a strings.Reader = %d", n)
 	}
 }
