@@ -160,10 +160,10 @@ type Value struct {
 	// (It is declared here, beside HasPayload, so that the two share one
 	// word of the struct.)
 	HasFence bool
-	Task       string
-	Outcome    string
-	Error      string
-	Target     string
+	Task     string
+	Outcome  string
+	Error    string
+	Target   string
 	// Offset is a clock fault's offset (an extension of the format).
 	Offset int64
 	// Writer is the process whose write an apply event decided (an
