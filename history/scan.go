@@ -299,8 +299,63 @@ const (
 	maxInternedLen = 64
 )
 
+// known returns the format's own words (types, operations, outcomes,
+// errors, reserved processes) without a map lookup.
+func known(b []byte) (string, bool) {
+	switch string(b) {
+	case "invoke":
+		return string(Invoke), true
+	case "ok":
+		return string(OK), true
+	case "fail":
+		return string(Fail), true
+	case "info":
+		return string(Info), true
+	case Acquire:
+		return Acquire, true
+	case Renew:
+		return Renew, true
+	case Release:
+		return Release, true
+	case Advance:
+		return Advance, true
+	case Write:
+		return Write, true
+	case Read:
+		return Read, true
+	case Apply:
+		return Apply, true
+	case Written:
+		return Written, true
+	case Replayed:
+		return Replayed, true
+	case Held:
+		return Held, true
+	case Expired:
+		return Expired, true
+	case NotHolder:
+		return NotHolder, true
+	case Fenced:
+		return Fenced, true
+	case Conflict:
+		return Conflict, true
+	case Coordinator:
+		return Coordinator, true
+	case Nemesis:
+		return Nemesis, true
+	case Sink:
+		return Sink, true
+	}
+	return "", false
+}
+
 // intern returns the string b, shared with earlier equal strings.
 func (r *Reader) intern(b []byte) string {
+	if len(b) <= len(Coordinator) {
+		if s, ok := known(b); ok {
+			return s
+		}
+	}
 	if s, ok := r.names[string(b)]; ok {
 		return s
 	}
