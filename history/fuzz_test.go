@@ -25,8 +25,19 @@ import (
 // input to testdata/fuzz/FuzzRead/ under the module's history folder).
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(sample))
+	f.Add([]byte(sinkSample))
+	f.Add([]byte("{ \"time\" : 1 , \"process\" : \"w\" , \"type\":\"info\",\"f\":\"pause\", \"value\" : { \"target\" : \"x\" } }"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := ReadAll("fuzz.jsonl", bytes.NewReader(data))
+		// The fast path (scan.go) must read every line as the general path
+		// does: the same events, or the same error.
+		hg, errg := readAll("fuzz.jsonl", bytes.NewReader(data), 0, true)
+		if (err == nil) != (errg == nil) || err != nil && err.Error() != errg.Error() {
+			t.Fatalf("fast path: %v\ngeneral path: %v", err, errg)
+		}
+		if err == nil && !reflect.DeepEqual(h, hg) {
+			t.Fatalf("the fast and the general path read different histories:\n%+v\n%+v", h, hg)
+		}
 		if err != nil {
 			checkInputError(t, err, "fuzz.jsonl")
 			return

@@ -53,6 +53,19 @@ const (
 	Clock = "clock"
 )
 
+// Apply is an extension of the format: the sink-side event. A single info
+// line of process Sink, with no invocation, stating the instant the sink
+// applied (value.outcome) or rejected (value.error) one write: the write's
+// effect point. Its value names the write it decided (value.writer, the
+// writer's process; value.token; value.resultId; value.payload and
+// value.task when known) and, optionally, value.fence: the sink's fence the
+// token was compared against.
+const Apply = "apply"
+
+// IsSinkEvent reports whether f names a sink-side event (apply): a single
+// info line that is neither a fault nor part of an operation.
+func IsSinkEvent(f string) bool { return f == Apply }
+
 // IsFault reports whether f names a fault rather than an operation.
 func IsFault(f string) bool {
 	switch f {
@@ -82,10 +95,12 @@ const (
 	Conflict  = "conflict"
 )
 
-// Coordinator and Nemesis are the reserved process names.
+// Coordinator, Nemesis and Sink are the reserved process names. Sink is the
+// process of the sink-side apply events (an extension of the format).
 const (
 	Coordinator = "coordinator"
 	Nemesis     = "nemesis"
+	Sink        = "sink"
 )
 
 // Header is the optional first line of a history file.
@@ -141,12 +156,24 @@ type Value struct {
 	Payload     string
 	// HasPayload tells a present payload from an absent one or null.
 	HasPayload bool
-	Task       string
-	Outcome    string
-	Error      string
-	Target     string
+	// HasFence tells a present Fence (which may be 0) from an absent one.
+	// (It is declared here, beside HasPayload, so that the two share one
+	// word of the struct.)
+	HasFence bool
+	Task     string
+	Outcome  string
+	Error    string
+	Target   string
 	// Offset is a clock fault's offset (an extension of the format).
 	Offset int64
+	// Writer is the process whose write an apply event decided (an
+	// extension of the format).
+	Writer string
+	// Fence is the sink's fence that a write's token was compared against:
+	// on an apply event, and on the ok or fail completion of a write (an
+	// extension of the format). A fence may be 0, so HasFence tells a
+	// present fence from an absent one.
+	Fence int64
 }
 
 // History is a header and its events.

@@ -3,8 +3,12 @@ package history
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 const sample = `{"format":"fencecheck-history","version":1,"variant":"reference","seed":7,"expect":["absolute-validity"],"actions":["tick"]}
@@ -65,8 +69,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestEmptyEmptyExpect(t *testing.T) {
-	h, err := ReadAll("x", strings.NewReader(`{"format":"fencecheck-history","version":1,"expect":[]}`))
-	if err != nil || h.Header.Expect == nil || len(h.Header.Expect) != 0 || len(h.Events) != 0 {
+	h, err := ReadAll("x", strings.NewReader(`{"format":"fencecheck-history","version":1,"expect":[]}`+"\n"+`{"time":0,"process":"w","type":"info","f":"pause"}`))
+	if err != nil || h.Header.Expect == nil || len(h.Header.Expect) != 0 || len(h.Events) != 1 {
 		t.Fatalf("h=%+v err=%v", h, err)
 	}
 	b := AppendHeader(nil, h.Header)
@@ -112,6 +116,9 @@ func TestMalformed(t *testing.T) {
 		{"index not increasing", `{"time":1,"process":"w","type":"info","f":"pause","index":4}` + "\n" + `{"time":1,"process":"w","type":"info","f":"pause","index":4}`, 2, "index"},
 		{"expect item", `{"format":"fencecheck-history","version":1,"expect":[1]}`, 1, "expect[0]"},
 		{"truncated", `{"time":1,"process":"w"`, 1, ""},
+		{"ok read without payload", `{"time":1,"process":"w1","type":"invoke","f":"read","resource":"r","value":{"resultId":"x"}}` + "\n" + `{"time":1,"process":"w1","type":"ok","f":"read","resource":"r","value":{}}`, 2, "value.payload"},
+		{"ok read without value", `{"time":1,"process":"w1","type":"invoke","f":"read","resource":"r","value":{"resultId":"x"}}` + "\n" + `{"time":1,"process":"w1","type":"ok","f":"read","resource":"r"}`, 2, "value.payload"},
+		{"ok read payload int", `{"time":1,"process":"w1","type":"invoke","f":"read","resource":"r","value":{"resultId":"x"}}` + "\n" + `{"time":1,"process":"w1","type":"ok","f":"read","resource":"r","value":{"payload":1}}`, 2, "value.payload"},
 		{"bad outcome", ev + "\n" + `{"time":1,"process":"w1","type":"ok","f":"write","resource":"r","value":{"outcome":"maybe"}}`, 2, "value.outcome"},
 	}
 	for _, c := range cases {
@@ -125,5 +132,108 @@ func TestMalformed(t *testing.T) {
 				t.Fatalf("err = %q (line %d field %q), want line %d field %q", err, he.Line, he.Field, c.line, c.field)
 			}
 		})
+	}
+}
+
+// A read's payload may be null on ok (the result is absent) and missing on
+// fail or info: only a missing payload on ok is an error.
+func TestReadPayload(t *testing.T) {
+	inv := `{"time":1,"process":"w1","type":"invoke","f":"read","resource":"r","value":{"resultId":"x"}}` + "\n"
+	for _, done := range []string{
+		`{"time":1,"process":"w1","type":"ok","f":"read","resource":"r","value":{"payload":null}}`,
+		`{"time":1,"process":"w1","type":"ok","f":"read","resource":"r","value":{"payload":""}}`,
+		`{"time":1,"process":"w1","type":"info","f":"read","resource":"r"}`,
+		`{"time":1,"process":"w1","type":"fail","f":"read","resource":"r","value":{"error":"unavailable"}}`,
+	} {
+		if _, err := ReadAll("f", strings.NewReader(inv+done)); err != nil {
+			t.Errorf("%s: %v", done, err)
+		}
+	}
+}
+
+// A history with no events is an input error that names the file.
+func TestNoEvents(t *testing.T) {
+	for _, c := range []struct {
+		name, input string
+		line        int
+		says        string
+	}{
+		{"empty file", "", 1, "empty"},
+		{"blank lines", "\n\n \r\n", 3, "empty"},
+		{"header alone", `{"format":"fencecheck-history","version":1,"variant":"reference"}`, 1, "header"},
+		{"header and blank lines", `{"format":"fencecheck-history","version":1}` + "\n\n\n", 3, "header"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, read := range []func() error{
+				func() error { _, err := ReadAll("h.jsonl", strings.NewReader(c.input)); return err },
+				func() error { _, err := ReadAny("h.jsonl", strings.NewReader(c.input)); return err },
+				func() error {
+					r, err := NewReader("h.jsonl", strings.NewReader(c.input))
+					if err != nil {
+						return err
+					}
+					_, err = r.Next()
+					return err
+				},
+			} {
+				err := read()
+				if !errors.Is(err, ErrNoEvents) {
+					t.Fatalf("err = %v, want ErrNoEvents", err)
+				}
+				he := checkInputError(t, err, "h.jsonl")
+				if he.Line != c.line || !strings.Contains(he.Msg, c.says) || !strings.HasPrefix(err.Error(), "h.jsonl:") {
+					t.Fatalf("err = %q (line %d), want line %d, saying %q", err, he.Line, c.line, c.says)
+				}
+			}
+		})
+	}
+	for _, in := range []string{"[]", "  [ ]\n"} {
+		if _, err := ReadJepsen("j.json", strings.NewReader(in)); !errors.Is(err, ErrNoEvents) {
+			t.Errorf("jepsen %q: err = %v, want ErrNoEvents", in, err)
+		} else {
+			checkInputError(t, err, "j.json")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(path, []byte(`{"format":"fencecheck-history","version":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); !errors.Is(err, ErrNoEvents) || !strings.HasPrefix(err.Error(), path+":1:") {
+		t.Fatalf("ReadFile: err = %v", err)
+	}
+}
+
+// An Event of a million-event history is held a million times: its size is
+// the history's memory. Grow it only knowingly (and then update the figure).
+func TestEventSize(t *testing.T) {
+	if n := unsafe.Sizeof(Event{}); n > 288 {
+		t.Errorf("an Event takes %d bytes, up from 288", n)
+	}
+}
+
+func TestSizeHint(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"format":"fencecheck-history","version":1}` + "\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, `{"time":%d,"process":"w1","type":"info","f":"pause","value":{"target":"x"}}`+"\n\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n := sizeHint(f); n != 3001 { // the header is counted too
+		t.Fatalf("sizeHint = %d, want 3001", n)
+	}
+	h, err := ReadAll(path, f)
+	if err != nil || len(h.Events) != 3000 || cap(h.Events) != 3001 {
+		t.Fatalf("err %v, %d events, capacity %d", err, len(h.Events), cap(h.Events))
+	}
+	if n := sizeHint(strings.NewReader(b.String())); n != 0 {
+		t.Fatalf("sizeHint of a strings.Reader = %d", n)
 	}
 }

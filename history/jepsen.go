@@ -101,7 +101,7 @@ func ReadAny(name string, r io.Reader) (*History, error) {
 	if Sniff(head) == Jepsen {
 		return ReadJepsen(name, in)
 	}
-	return readAll(name, in, sizeHint(r))
+	return readAll(name, in, sizeHint(r), false)
 }
 
 // ReadJepsen reads a Jepsen history in JSON (a JSON array of operations, or
@@ -133,6 +133,9 @@ func ReadJepsen(name string, r io.Reader) (*History, error) {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if !array && err == io.EOF {
+				if len(h.Events) == 0 {
+					return nil, noEvents(name, in.line(dec.InputOffset()), false)
+				}
 				return h, nil
 			}
 			return nil, j.syntaxErr(dec, err)
@@ -150,6 +153,9 @@ func ReadJepsen(name string, r io.Reader) (*History, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, j.errf(in.line(dec.InputOffset()), "", "unexpected data after the JSON array of operations")
+	}
+	if len(h.Events) == 0 {
+		return nil, noEvents(name, in.line(dec.InputOffset()), false)
 	}
 	return h, nil
 }
@@ -395,7 +401,9 @@ func (j *jepsenReader) op(raw json.RawMessage, n int) (Event, error) {
 	if ev["value"], err = json.Marshal(v); err != nil {
 		return Event{}, j.errf(n, "value", "%v", err)
 	}
-	return j.parseEvent(ev, n)
+	var f fields
+	f.fromMembers(ev)
+	return j.parseEvent(&f, n)
 }
 
 // keywordString returns the JSON string raw with a leading colon dropped; raw

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,9 +149,8 @@ func TestReadAny(t *testing.T) {
 	if err != nil || h.Header.Variant != "reference" || len(h.Events) != 11 {
 		t.Fatalf("native: %v %+v", err, h)
 	}
-	h, err = ReadAny("e", strings.NewReader(""))
-	if err != nil || len(h.Events) != 0 {
-		t.Fatalf("empty: %v %+v", err, h)
+	if _, err = ReadAny("e", strings.NewReader("")); !errors.Is(err, ErrNoEvents) {
+		t.Fatalf("empty: %v", err)
 	}
 	_, err = ReadAny("bad", strings.NewReader("\n"+`{"time":0,"process":1,"type":"info","f":"nap"}`))
 	if he := checkInputError(t, err, "bad"); he.Line != 2 || he.Field != "f" {

@@ -119,6 +119,42 @@ func (r *Recorder) Fault(process, f string, v Value) {
 	r.add(Event{Process: process, Type: Info, F: f, Value: v})
 }
 
+// Apply records a sink-side event (an extension of the format): the instant
+// the sink applied (v.Outcome: written or replayed) or rejected (v.Error:
+// fenced, conflict or expired) one write on resource. Call it from the sink,
+// at the write's effect point. v names the write: v.Writer (the writing
+// process), v.Token, v.ResultID, and v.Payload and v.Task when known; set
+// v.Fence and v.HasFence to the fence the token was compared against, if the
+// sink checks one. The event's process is Sink.
+func (r *Recorder) Apply(resource string, v Value) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var bad string
+	switch {
+	case resource == "":
+		bad = "no resource"
+	case v.Writer == "":
+		bad = "no writer"
+	case v.Token < 1:
+		bad = fmt.Sprintf("token %d (want a positive token)", v.Token)
+	case v.ResultID == "":
+		bad = "no resultId"
+	case (v.Outcome == "") == (v.Error == ""):
+		bad = "want exactly one of outcome and error"
+	case v.Outcome != "" && v.Outcome != Written && v.Outcome != Replayed:
+		bad = fmt.Sprintf("unknown outcome %q", v.Outcome)
+	case v.Error != "" && v.Error != Fenced && v.Error != Conflict && v.Error != Expired:
+		bad = fmt.Sprintf("unknown error %q", v.Error)
+	case v.HasFence && v.Fence < 0:
+		bad = fmt.Sprintf("negative fence %d", v.Fence)
+	}
+	if bad != "" {
+		r.fail(fmt.Errorf("recorder: apply on %q of %q's write: %s", resource, v.Writer, bad))
+		return
+	}
+	r.add(Event{Process: Sink, Type: Info, F: Apply, Resource: resource, Value: v})
+}
+
 // add stamps e and appends it; r.mu is held.
 func (r *Recorder) add(e Event) {
 	e.Time = r.clock()

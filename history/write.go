@@ -70,6 +70,7 @@ func appendEvent(b []byte, e Event, withIndex bool) []byte {
 	}
 	o.str("requestId", v.RequestID)
 	o.int("ttl", v.TTL)
+	o.str("writer", v.Writer)
 	o.int("token", v.Token)
 	o.str("resultId", v.ResultID)
 	switch {
@@ -82,6 +83,10 @@ func appendEvent(b []byte, e Event, withIndex bool) []byte {
 	o.str("task", v.Task)
 	o.str("outcome", v.Outcome)
 	o.str("error", v.Error)
+	if v.HasFence {
+		o.key("fence")
+		o.b = strconv.AppendInt(o.b, v.Fence, 10)
+	}
 	o.str("target", v.Target)
 	o.int("offset", v.Offset)
 	b = append(o.b, '}')
