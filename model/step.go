@@ -77,8 +77,9 @@ func (p proc) name() string {
 	return Process(p.id)
 }
 
-// SinkName is the sink's process name in histories (its faults).
-const SinkName = "sink"
+// SinkName is the sink's process name in histories (its faults and the
+// apply events of writes).
+const SinkName = history.Sink
 
 // emit records an event (an operation's, or a fault's: an info with no
 // resource); the value is built only when recording.
@@ -529,7 +530,28 @@ func (st *stepper) reject(msg *Msg, code uint8) {
 		st.fact = Fact{Kind: WriteFenced, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant,
 			Scenes: st.fact.Scenes}
 	}
+	st.applied(msg, code)
 	st.reply(msg, WriteRep, code)
+}
+
+// applied records the sink's side of a write: the instant it applied or
+// rejected it, with the fence its token met (history format: apply).
+func (st *stepper) applied(msg *Msg, code uint8) {
+	fence := st.s.Sink.Fence[st.d.FenceOf(msg.Res)]
+	st.rec.emit(sink, history.Info, history.Apply, msg.Res, func() history.Value {
+		v := history.Value{Writer: Process(msg.Worker), Token: int64(msg.Token), ResultID: resultID(msg.Res, msg.Worker, msg.Key),
+			Payload: payload(msg.PW, msg.PT), HasPayload: true, Task: ResourceName(msg.Res),
+			Fence: int64(fence), HasFence: true}
+		switch code {
+		case RepOK:
+			v.Outcome = history.Written
+		case RepReplayed:
+			v.Outcome = history.Replayed
+		default:
+			v.Error = codeNames[code]
+		}
+		return v
+	})
 }
 
 // find returns the stored result under msg's key, or nil. A per-attempt key
@@ -560,6 +582,7 @@ func (st *stepper) store(msg *Msg) {
 		s.Sink.NResults++
 		s.sortResults()
 	}
+	st.applied(msg, code)
 	if code != RepConflict {
 		f := &s.Sink.Fence[st.d.FenceOf(msg.Res)]
 		*f, s.Sink.U[msg.Res] = st.d.Accepted(st.view(msg.Res), *msg)
