@@ -81,8 +81,9 @@ func TestSafeDesignsAreProved(t *testing.T) {
 
 // TestHolderMarginNeedsAFence: on a target that checks no token, no margin
 // of the holder's own clock is safe against any skew, because the network
-// delivers a write sent inside the margin as late as it likes; the same
-// holder over a fenced sink (holder-clock) is safe.
+// delivers a write sent inside the margin as late as it likes (random
+// search finds the stale write at every point of the grid); the same holder
+// over a fenced sink (holder-clock) is proved safe above.
 func TestHolderMarginNeedsAFence(t *testing.T) {
 	for margin := 0; margin <= 2; margin++ {
 		for skew := 0; skew <= 1; skew++ {
@@ -92,13 +93,13 @@ func TestHolderMarginNeedsAFence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := checker.BFS(context.Background(), m, checker.BFSOptions{Stop: spec.SetOf(spec.Fencing),
-				Symmetry: model.SymWorkers, MaxDepth: 14})
-			if r.Counterexample == nil {
-				t.Errorf("margin %d, skew %d: no stale write found to depth 14 (%s)", margin, skew, r.Stopped)
+			f := checker.Search(context.Background(), m, checker.SearchOptions{Seed: 1, Runs: 20000, Steps: 100,
+				Stop: spec.SetOf(spec.Fencing)})
+			if f == nil {
+				t.Errorf("margin %d, skew %d: no stale write found in 20000 runs", margin, skew)
 				continue
 			}
-			t.Logf("margin %d, skew %d: fencing violated in %d actions", margin, skew, len(r.Trace))
+			t.Logf("margin %d, skew %d: fencing violated at run %d, shrunk to %d actions", margin, skew, f.Index, len(f.Run.Actions))
 		}
 	}
 }

@@ -59,7 +59,8 @@ type Action struct {
 }
 
 var msgKindNames = [...]string{"", "acquire-req", "acquire-rep", "renew-req", "renew-rep",
-	"release-req", "release-rep", "write-req", "write-rep", "read-req", "read-rep", "commit", "advance-req"}
+	"release-req", "release-rep", "write-req", "write-rep", "read-req", "read-rep", "commit", "advance-req",
+	"advance-rep"}
 
 // msgFields lists a message's fields for its text form.
 func msgFields(m *Msg) []struct {

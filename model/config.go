@@ -12,7 +12,7 @@ const (
 	MaxReplicas  = 2
 	MaxMsgs      = 8
 	MaxResults   = 12 // results at the sink: one per task, and with per-attempt keys one per write
-	MaxGrants    = 6 // grants per resource
+	MaxGrants    = 6  // grants per resource
 )
 
 // Config bounds a run of the model: how many of each thing there are and how

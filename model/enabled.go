@@ -78,7 +78,7 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 		if int(s.Drops) < c.Drops {
 			buf = append(buf, Action{Kind: Drop, Msg: msg})
 		}
-		if int(s.Dups) < c.Dups && canSend && msg.Kind != AdvanceReq {
+		if int(s.Dups) < c.Dups && canSend {
 			buf = append(buf, Action{Kind: Duplicate, Msg: msg})
 		}
 	}
@@ -111,13 +111,21 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 		if a := d.Answers(co.Dedup[msg.Res][msg.Worker], *msg); a == RepHeld || a == RepOK && co.Dedup[msg.Res][msg.Worker].Req != 0 {
 			return true
 		}
-		if d.Valid(co.Lease[msg.Res], *msg) || d.Hold(co.U, co.RU[msg.Res]) {
-			return true // answered "held"
+		if co.Wait[msg.Res].Worker != 0 || d.Valid(co.Lease[msg.Res], *msg) || d.Hold(co.U, co.RU[msg.Res]) {
+			return true // a retry of the acquire being granted, or answered "held"
 		}
-		if int(s.Ghost[msg.Res].Grants) >= m.Config.Grants {
+		granting := 0
+		for c := range s.Coord {
+			if s.Coord[c].Wait[msg.Res].Worker != 0 {
+				granting++
+			}
+		}
+		if int(s.Ghost[msg.Res].Grants)+granting >= m.Config.Grants {
 			return false
 		}
 		return d.Tokens != GrantThenFence || s.NMsgs < MaxMsgs
+	case ReleaseReq:
+		return !m.Design.ReleaseAdvances || s.NMsgs < MaxMsgs
 	}
 	return true
 }

@@ -59,8 +59,10 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 		b = co.U.append(b)
 		for r := 0; r < nr; r++ {
 			l := &co.Lease[r]
-			b = append(b, l.Holder, l.Inc, l.Token, l.Grant, byte(l.Left), co.Counter[r])
+			b = append(b, l.Holder, l.Inc, l.Token, l.Grant, byte(l.Left), co.Counter[r], co.AdvSeq[r])
 			b = co.RU[r].append(b)
+			wt := &co.Wait[r]
+			b = append(b, wt.Worker, wt.Inc, wt.Req, wt.Age, byte(wt.Skew), wt.U, wt.Seq, wt.Token)
 			for w := 0; w < nw; w++ {
 				d := &co.Dedup[r][w]
 				b = append(b, d.Inc, d.Req, d.Token, d.Grant)
@@ -69,6 +71,9 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	}
 	for r := 0; r < nr; r++ {
 		b = append(b, s.Sink.Fence[r])
+		for rep := 0; rep < nc; rep++ {
+			b = append(b, s.Sink.AdvSeq[rep][r], s.Sink.AdvFence[rep][r])
+		}
 		b = s.Sink.U[r].append(b)
 	}
 	b = append(b, s.Sink.NResults)
@@ -83,7 +88,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
-		b = append(b, g.Grants, g.Observed)
+		b = append(b, g.Grants, g.Observed, g.Advanced)
 		for i := 1; i <= int(g.Grants); i++ {
 			t := &g.Grant[i]
 			b = append(b, t.Worker, t.Inc, t.Token, byte(t.Early), byte(t.Late), bit(t.Released))

@@ -146,8 +146,8 @@ func TestSplitBrainSharesTheFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := script(t, m,
-		acquireAt(0, 0), deliver(AcquireReq, 0, 0), deliver(AcquireRep, 0, 0),
-		acquireAt(1, 1), deliver(AcquireReq, 1, 1), deliver(AcquireRep, 1, 1),
+		acquireAt(0, 0), deliver(AcquireReq, 0, 0), deliver(AdvanceReq, 0, 0), deliver(AdvanceRep, 0, 0), deliver(AcquireRep, 0, 0),
+		acquireAt(1, 1), deliver(AcquireReq, 1, 1), deliver(AdvanceReq, 0, 1), deliver(AdvanceRep, 0, 1), deliver(AcquireRep, 1, 1),
 		kind(Write, 0), deliver(WriteReq, 0, 0), deliver(WriteRep, 0, 0))
 	s := &run.State
 	if s.Coord[0].Lease[0].Holder != 1 || s.Coord[1].Lease[0].Holder != 2 {
@@ -170,7 +170,8 @@ func TestCoordinatorRestartLosesTheLeaseTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := script(t, m, acquireAt(0, 0), deliver(AcquireReq, 0, 0))
+	granted := []func(Action) bool{acquireAt(0, 0), deliver(AcquireReq, 0, 0), deliver(AdvanceReq, 0, 0), deliver(AdvanceRep, 0, 0)}
+	run := script(t, m, granted...)
 	before := run.State
 	run.Do(Action{Kind: Restart})
 	after := run.State
@@ -181,13 +182,13 @@ func TestCoordinatorRestartLosesTheLeaseTable(t *testing.T) {
 		t.Fatal("a restart lost durable state")
 	}
 	// w2 asks during the grace period: held; after one ttl: granted.
-	r2 := script(t, m, acquireAt(0, 0), deliver(AcquireReq, 0, 0), kind(Restart, 0), acquireAt(1, 0),
-		deliver(AcquireReq, 1, 0), deliver(AcquireRep, 1, 0))
+	r2 := script(t, m, append(granted, kind(Restart, 0), acquireAt(1, 0), deliver(AcquireReq, 1, 0),
+		deliver(AcquireRep, 1, 0))...)
 	if last := r2.Events[len(r2.Events)-1]; last.Type != history.Fail || last.Value.Error != history.Held {
 		t.Fatalf("a grant during the grace period: %+v", last)
 	}
-	r3 := script(t, m, acquireAt(0, 0), deliver(AcquireReq, 0, 0), kind(Restart, 0), kind(Tick, 0), kind(Tick, 0),
-		acquireAt(1, 0), deliver(AcquireReq, 1, 0), deliver(AcquireRep, 1, 0))
+	r3 := script(t, m, append(granted, kind(Restart, 0), kind(Tick, 0), kind(Tick, 0), acquireAt(1, 0),
+		deliver(AcquireReq, 1, 0), deliver(AdvanceReq, 0, 0), deliver(AdvanceRep, 0, 0), deliver(AcquireRep, 1, 0))...)
 	if last := r3.Events[len(r3.Events)-1]; last.Type != history.OK || last.Value.Token != 2 {
 		t.Fatalf("no grant after the grace period: %+v", last)
 	}

@@ -58,6 +58,26 @@ type Coordinator struct {
 	Counter [MaxResources]uint8             // token counters (token plans other than FenceFirst)
 	U       Regs                            // the design's registers for the replica (U.T: the reference's grace period)
 	RU      [MaxResources]Regs              // the design's registers per resource
+	// Wait is, per resource, the acquire being granted while the sink
+	// advances the fence for it (in memory: a restart loses it).
+	Wait [MaxResources]Waiting
+	// AdvSeq numbers the replica's sequenced advances per resource
+	// (durable, so that a restarted coordinator's advance is never taken
+	// for a retry of an old one).
+	AdvSeq [MaxResources]uint8
+}
+
+// Waiting is an acquire request the coordinator accepted and will grant
+// when the sink's fence has moved.
+type Waiting struct {
+	Worker uint8 // worker+1; 0: none
+	Inc    uint8
+	Req    uint8
+	Age    uint8 // ticks since the request was sent (capped)
+	Skew   int8
+	U      uint8
+	Seq    uint8 // the advance's sequence number
+	Token  uint8 // the token advanced to (CounterFirst; 0 under FenceFirst)
 }
 
 // Lease is the coordinator's record of who holds a resource.
@@ -77,7 +97,12 @@ type Dedup struct {
 
 // Sink is the write target: a fence and results per resource.
 type Sink struct {
-	Fence    [MaxResources]uint8
+	Fence [MaxResources]uint8
+	// AdvSeq and AdvFence are, per coordinator replica and resource, the
+	// last sequenced advance the sink applied and the fence it answered (a
+	// retry gets the same).
+	AdvSeq   [MaxReplicas][MaxResources]uint8
+	AdvFence [MaxReplicas][MaxResources]uint8
 	U        [MaxResources]Regs // the design's registers per resource (U.T runs on the sink's clock)
 	Results  [MaxResults]Result // sorted; zero entries last
 	NResults uint8
@@ -109,8 +134,14 @@ const (
 	// the write was checked, the result is not yet written. It is
 	// sink-internal: the network cannot lose or duplicate it.
 	Commit
-	// AdvanceReq is a coordinator's late fence advance (GrantThenFence).
+	// AdvanceReq is a coordinator's request that the sink advance its
+	// fence: sequenced (Req, for the sink to answer a retry with the fence
+	// it gave) when a grant waits for the reply, unsequenced and unanswered
+	// under GrantThenFence.
 	AdvanceReq
+	// AdvanceRep is the sink's answer to a sequenced advance: Token is the
+	// fence.
+	AdvanceRep
 )
 
 // Reply codes.
@@ -149,6 +180,10 @@ type Msg struct {
 type Ghost struct {
 	Grants   uint8 // grants issued so far for the resource (any replica)
 	Observed uint8 // newest grant whose acquire reply reached its worker
+	// Advanced is the highest fence an advance for this resource (for its
+	// next grant, or a release) has set: a fence above a holder's token that
+	// this resource's own protocol raised is no other resource's doing.
+	Advanced uint8
 	Grant    [MaxGrants + 1]GrantTruth
 	// Answered is, per worker, the set of its acquire requests that a new
 	// grant answered, whatever the design itself remembers.
@@ -160,7 +195,9 @@ type Ghost struct {
 type ReqSet [2]uint8
 
 // Has reports whether req is in the set.
-func (q *ReqSet) Has(req uint8) bool { return req >= 1 && req <= 16 && q[(req-1)/8]&(1<<((req-1)%8)) != 0 }
+func (q *ReqSet) Has(req uint8) bool {
+	return req >= 1 && req <= 16 && q[(req-1)/8]&(1<<((req-1)%8)) != 0
+}
 
 // Add puts req in the set.
 func (q *ReqSet) Add(req uint8) { q[(req-1)/8] |= 1 << ((req - 1) % 8) }

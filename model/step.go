@@ -219,6 +219,7 @@ func (st *stepper) restart(replica uint8) {
 	co := &st.s.Coord[replica]
 	before := co.Lease
 	*co = st.d.Restart(*co, st.m.Config.TTL)
+	co.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
 	for r := range co.Lease {
 		l, b := &co.Lease[r], &before[r]
 		if l.Holder != 0 && l.Holder == b.Holder && l.Inc == b.Inc && l.Token == b.Token {
@@ -276,7 +277,7 @@ func (st *stepper) giveUp(w uint8) {
 func (st *stepper) forget(w uint8) {
 	s := st.s
 	for i := 0; i < int(s.NMsgs); i++ {
-		if s.Msgs[i].Worker == w && s.Msgs[i].Kind != AdvanceReq {
+		if s.Msgs[i].Worker == w && !s.Msgs[i].coordinators() {
 			s.Msgs[i].Live = false
 		}
 	}
@@ -286,7 +287,7 @@ var opName = [...]string{OpAcquire: history.Acquire, OpRenew: history.Renew, OpR
 	OpWrite: history.Write, OpRead: history.Read}
 
 func endpoint(msg *Msg) string {
-	if msg.Kind == AdvanceReq {
+	if msg.coordinators() {
 		return CoordinatorName(msg.Replica)
 	}
 	return Process(msg.Worker)
@@ -318,6 +319,9 @@ func (st *stepper) tick() {
 				countDown(&l.Left)
 			}
 			countDown(&co.RU[r].T)
+			if wt := &co.Wait[r]; wt.Worker != 0 && wt.Age < m.ageCap() {
+				wt.Age++
+			}
 		}
 	}
 	for r := range s.Sink.U {
@@ -365,28 +369,72 @@ func (st *stepper) deliver(msg Msg) {
 	case ReadReq:
 		st.read(&msg)
 	case AdvanceReq:
-		st.advance(msg.Res, msg.Token, msg.Replica)
+		st.sinkAdvance(&msg)
+	case AdvanceRep:
+		st.advanced(&msg)
 	default:
 		st.receive(&msg)
 	}
 }
 
+// coordinators reports whether m travels between a coordinator and the
+// sink (its Worker is unused).
+func (m *Msg) coordinators() bool { return m.Kind == AdvanceReq || m.Kind == AdvanceRep }
+
 // advance applies the design's Advance to resource r's fence (to: the
 // coordinator's token, 0 for the sink to pick) and returns the new fence,
-// recording the coordinator's call.
+// recording the coordinator's call: the sink's step is the advance's
+// instant.
 func (st *stepper) advance(r, to, replica uint8) uint8 {
 	f := &st.s.Sink.Fence[st.d.FenceOf(r)]
 	*f = st.d.Advance(*f, to)
 	st.s.Sink.U[r] = st.d.OnAdvance(st.s.Sink.U[r], st.m.Config.TTL)
 	fence := *f
+	g := &st.s.Ghost[r]
+	g.Advanced = max(g.Advanced, fence)
 	p := coord(replica)
 	st.rec.emit(p, history.Invoke, history.Advance, r, nil)
 	st.rec.emit(p, history.OK, history.Advance, r, func() history.Value { return history.Value{Token: int64(fence)} })
 	return fence
 }
 
+// sinkAdvance is the sink taking an advance request: a sequenced one is
+// answered; a retry of the last one it applied gets the same fence without
+// moving it again, and a late copy of an older one is ignored (each
+// coordinator numbers its advances in order).
+func (st *stepper) sinkAdvance(msg *Msg) {
+	s := &st.s.Sink
+	r := msg.Res
+	if msg.Req == 0 { // GrantThenFence: nobody waits for it
+		st.advance(r, msg.Token, msg.Replica)
+		return
+	}
+	c := msg.Replica
+	switch last := s.AdvSeq[c][r]; {
+	case msg.Req < last:
+		return
+	case msg.Req > last:
+		s.AdvSeq[c][r], s.AdvFence[c][r] = msg.Req, st.advance(r, msg.Token, c)
+	}
+	st.send(Msg{Kind: AdvanceRep, Res: r, Replica: c, Req: msg.Req, Token: s.AdvFence[c][r]})
+}
+
+// advanced is the coordinator taking the sink's answer: the acquire that
+// waited for it is granted with the fence as its token.
+func (st *stepper) advanced(msg *Msg) {
+	co := &st.s.Coord[msg.Replica]
+	wt := &co.Wait[msg.Res]
+	if wt.Worker == 0 || wt.Seq != msg.Req {
+		return // an answer to an advance the coordinator no longer waits for
+	}
+	req := Msg{Kind: AcquireReq, Worker: wt.Worker - 1, Res: msg.Res, Replica: msg.Replica, Inc: wt.Inc, Req: wt.Req,
+		Age: wt.Age, Skew: wt.Skew, U: wt.U, Live: true}
+	*wt = Waiting{}
+	st.grant(&req, msg.Token)
+}
+
 func (st *stepper) acquire(msg *Msg) {
-	s, m, d := st.s, st.m, st.d
+	s, d := st.s, st.d
 	co := &s.Coord[msg.Replica]
 	r, w := msg.Res, msg.Worker
 	rec := co.Dedup[r][w]
@@ -401,21 +449,44 @@ func (st *stepper) acquire(msg *Msg) {
 		st.reply(msg, AcquireRep, RepHeld)
 		return
 	}
+	if wt := &co.Wait[r]; wt.Worker != 0 {
+		if wt.Worker == w+1 && wt.Inc == msg.Inc && wt.Req == msg.Req {
+			st.send(Msg{Kind: AdvanceReq, Res: r, Replica: msg.Replica, Req: wt.Seq, Token: wt.Token}) // a retry drives the advance again
+		} else {
+			st.reply(msg, AcquireRep, RepHeld) // the resource is being granted
+		}
+		return
+	}
 	if d.Valid(co.Lease[r], *msg) || d.Hold(co.U, co.RU[r]) {
 		st.reply(msg, AcquireRep, RepHeld)
 		return
 	}
 	var token uint8
-	if d.Tokens == FenceFirst {
-		token = st.advance(r, 0, msg.Replica)
-	} else {
+	if d.Tokens != FenceFirst {
 		c := &co.Counter[d.CounterOf(r)]
 		*c = d.NextToken(*c)
 		token = *c
-		if d.Tokens == CounterFirst {
-			st.advance(r, token, msg.Replica)
-		}
 	}
+	if d.Tokens == FenceFirst || d.Tokens == CounterFirst {
+		// Ask the sink to advance the fence, and grant when it answers.
+		co.AdvSeq[r]++
+		co.Wait[r] = Waiting{Worker: w + 1, Inc: msg.Inc, Req: msg.Req, Age: msg.Age, Skew: msg.Skew, U: msg.U,
+			Seq: co.AdvSeq[r], Token: token}
+		st.send(Msg{Kind: AdvanceReq, Res: r, Replica: msg.Replica, Req: co.AdvSeq[r], Token: token})
+		return
+	}
+	st.grant(msg, token)
+	if d.Tokens == GrantThenFence {
+		st.send(Msg{Kind: AdvanceReq, Res: r, Replica: msg.Replica, Token: token})
+	}
+}
+
+// grant issues a new grant of token to request msg: the lease, the
+// deduplication record, the ghost truth, and the reply.
+func (st *stepper) grant(msg *Msg, token uint8) {
+	s, m, d := st.s, st.m, st.d
+	co := &s.Coord[msg.Replica]
+	r, w := msg.Res, msg.Worker
 	g := &s.Ghost[r]
 	for i := 1; i <= int(g.Grants); i++ {
 		if !g.Grant[i].Released {
@@ -429,16 +500,12 @@ func (st *stepper) acquire(msg *Msg) {
 	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi,
 		Left: d.Deadline(Lease{}, *msg, m.Config.TTL)}
 	co.RU[r] = d.OnLease(LeaseGranted, co.RU[r], co.Lease[r], m.Config.TTL)
-	answer := Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
-	co.Dedup[r][w] = answer
+	co.Dedup[r][w] = Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
 	g.Answered[w].Add(msg.Req)
 	st.fact = Fact{Kind: Granted, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
 		Token: token, Grant: gi, Scenes: st.fact.Scenes}
 	rep := st.reply(msg, AcquireRep, RepOK)
 	rep.Token, rep.Grant = token, gi
-	if d.Tokens == GrantThenFence {
-		st.send(Msg{Kind: AdvanceReq, Res: r, Replica: msg.Replica, Token: token})
-	}
 }
 
 func (st *stepper) renew(msg *Msg) {
@@ -478,7 +545,7 @@ func (st *stepper) release(msg *Msg) {
 	co.RU[msg.Res] = d.OnLease(LeaseReleased, co.RU[msg.Res], *l, st.m.Config.TTL)
 	*l = Lease{}
 	if d.ReleaseAdvances {
-		st.advance(msg.Res, 0, msg.Replica)
+		st.send(Msg{Kind: AdvanceReq, Res: msg.Res, Replica: msg.Replica}) // nobody waits for it
 	}
 	st.reply(msg, ReleaseRep, RepOK)
 }

@@ -75,10 +75,18 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 			}
 			to.Counter[p.R[r]] = co.Counter[r]
 			to.RU[p.R[r]] = co.RU[r]
+			to.AdvSeq[p.R[r]] = co.AdvSeq[r]
+			wt := co.Wait[r]
+			wt.Worker = pw(wt.Worker)
+			to.Wait[p.R[r]] = wt
 		}
 	}
 	for r := 0; r < nr; r++ {
 		t.Sink.Fence[p.R[r]] = s.Sink.Fence[r]
+		for rep := range s.Sink.AdvSeq {
+			t.Sink.AdvSeq[rep][p.R[r]] = s.Sink.AdvSeq[rep][r]
+			t.Sink.AdvFence[rep][p.R[r]] = s.Sink.AdvFence[rep][r]
+		}
 		t.Sink.U[p.R[r]] = s.Sink.U[r]
 		g := s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
@@ -96,7 +104,7 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 	t.sortResults()
 	for i := 0; i < int(t.NMsgs); i++ {
 		msg := &t.Msgs[i]
-		if msg.Kind != AdvanceReq { // a coordinator's message: Worker is unused
+		if !msg.coordinators() { // a coordinator's message: Worker is unused
 			msg.Worker = p.W[msg.Worker]
 		}
 		msg.Res, msg.PW = p.R[msg.Res], pw(msg.PW)
@@ -264,7 +272,7 @@ func pack(bs ...uint8) uint64 {
 func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 	m := c.m
 	g := &s.Ghost[r]
-	h := mix(pack(g.Grants, g.Observed))
+	h := mix(pack(g.Grants, g.Observed, g.Advanced))
 	for i := 1; i <= int(g.Grants); i++ {
 		t := &g.Grant[i]
 		h = mix(h ^ pack(bit(t.Worker != 0), t.Inc, t.Token, uint8(t.Early), uint8(t.Late), bit(t.Released)))
@@ -272,11 +280,15 @@ func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 	for rep := 0; rep < m.Config.Replicas; rep++ {
 		l := &s.Coord[rep].Lease[r]
 		h = mix(h ^ pack(bit(l.Holder != 0), l.Inc, l.Token, l.Grant, uint8(l.Left), s.Coord[rep].Counter[r]))
-		ru := &s.Coord[rep].RU[r]
-		h = mix(h ^ pack(ru.A, ru.B, uint8(ru.T)))
+		ru, wt := &s.Coord[rep].RU[r], &s.Coord[rep].Wait[r]
+		h = mix(h ^ pack(ru.A, ru.B, uint8(ru.T), s.Coord[rep].AdvSeq[r]))
+		h = mix(h ^ pack(bit(wt.Worker != 0), wt.Inc, wt.Req, wt.Age, uint8(wt.Skew), wt.U, wt.Seq, wt.Token))
 	}
 	u := &s.Sink.U[r]
 	h = mix(h ^ pack(s.Sink.Fence[r], u.A, u.B, uint8(u.T)))
+	for rep := 0; rep < m.Config.Replicas; rep++ {
+		h = mix(h ^ pack(s.Sink.AdvSeq[rep][r], s.Sink.AdvFence[rep][r]))
+	}
 	var sum uint64 // a multiset: order-free
 	for i := 0; i < int(s.Sink.NResults); i++ {
 		if x := &s.Sink.Results[i]; x.Res == r {
@@ -307,7 +319,7 @@ func (c *Canon) workerSigs(s *State, rsig *[MaxResources]uint64, sig *[MaxWorker
 	}
 	for i := 0; i < int(s.NMsgs); i++ {
 		x := &s.Msgs[i]
-		if x.Kind == AdvanceReq {
+		if x.coordinators() {
 			continue
 		}
 		res := uint64(x.Res)

@@ -58,7 +58,8 @@ func bitOf(id string) Set {
 //     incarnation or token, or for a grant that a newer one superseded;
 //   - acquire-idempotent: a new grant answers a request that already got one;
 //   - resource-independence: the sink fences a write carrying the newest
-//     token granted for its resource;
+//     token granted for its resource, above which no advance for that
+//     resource (for its next grant, or a release) has moved the fence;
 //   - absolute-validity: the sink accepts a write from grant g at or after
 //     g's deadline.
 func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State) Set {
@@ -98,7 +99,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(IdempotentResult)
 		}
 	case model.WriteFenced:
-		if g.Grants > 0 && f.Token == g.Grant[g.Grants].Token {
+		if g.Grants > 0 && f.Token == g.Grant[g.Grants].Token && g.Advanced <= f.Token {
 			v |= bitOf(ResourceIndependence)
 		}
 	}
