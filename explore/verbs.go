@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/anishathalye/porcupine"
 
@@ -25,37 +26,90 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// variantRow is one line of explore variants.
+type variantRow struct {
+	Name     string   `json:"name"`
+	Summary  string   `json:"summary"`
+	Violates []string `json:"violates"`
+	May      []string `json:"may,omitempty"`
+}
+
 func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("variants", "", "List the built-in variants: name, what it changes, what it is expected to violate.", stdout)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	type row struct {
-		Name     string   `json:"name"`
-		Summary  string   `json:"summary"`
-		Violates []string `json:"violates"`
-		May      []string `json:"may,omitempty"`
-	}
-	var rows []row
+	var rows []variantRow
 	for _, v := range cat {
-		rows = append(rows, row{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
+		rows = append(rows, variantRow{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
 	}
 	if *jsonOut {
 		return 0, writeJSON(stdout, map[string]any{"variants": rows})
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIANT\tEXPECTED TO VIOLATE\tWHAT CHANGES")
+	return 0, printVariants(stdout, rows)
+}
+
+// listWidth is the width of the variant list: it fits a 100-column terminal.
+const listWidth = 100
+
+// printVariants prints one block per variant, wrapped to listWidth: the
+// name, what it changes, then what it is expected to violate.
+func printVariants(w io.Writer, rows []variantRow) error {
+	nameW := 0
 	for _, r := range rows {
+		nameW = max(nameW, utf8.RuneCountInString(r.Name))
+	}
+	nameW = min(nameW+2, 28)
+	var b strings.Builder
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
 		exp := strings.Join(r.Violates, ", ")
 		if exp == "" {
 			exp = "nothing"
 		}
+		lines := wrap(r.Summary, listWidth-nameW)
+		lines = append(lines, wrap("expected to violate: "+exp, listWidth-nameW)...)
 		if len(r.May) > 0 {
-			exp += " (may: " + strings.Join(r.May, ", ") + ")"
+			lines = append(lines, wrap("may also violate: "+strings.Join(r.May, ", "), listWidth-nameW)...)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, exp, r.Summary)
+		for j, l := range lines {
+			name := ""
+			if j == 0 {
+				name = r.Name
+			}
+			if utf8.RuneCountInString(name) >= nameW {
+				fmt.Fprintf(&b, "%s\n", name)
+				name = ""
+			}
+			fmt.Fprintf(&b, "%-*s%s\n", nameW, name, l)
+		}
 	}
-	return 0, tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrap breaks text into lines of at most width runes, at spaces (a longer
+// word gets a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func nonNil(s []string) []string {
