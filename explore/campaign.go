@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 // configFlags registers the model bounds (model.Config) a verb can override.
@@ -409,4 +410,7 @@ func printBFS(w io.Writer, res checker.BFSResult) {
 }
 
 // printTrace prints a counterexample for a person (see viz.Trace).
-func printTrace(w io.Writer, run *model.Run, h *history.History) {}
+func printTrace(w io.Writer, run *model.Run, h *history.History) {
+	fmt.Fprintf(w, "\ncounterexample, step by step (%d steps, %d events):\n", len(run.Actions), len(h.Events))
+	viz.Trace(w, run, checker.Highlights(h))
+}

@@ -193,3 +193,20 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("bfs: %q", got)
 	}
 }
+
+// TestSearchPrintsTheTrace: search prints the shrunk counterexample as
+// readable steps, with the violation named, not only the file's path.
+func TestSearchPrintsTheTrace(t *testing.T) {
+	code, stdout, _ := explore(t, "search", "--variant", "check-then-write", "--invariant", "fencing", "--out", t.TempDir())
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	for _, want := range []string{"counterexample, step by step", "     1. w1 asks coordinator for the lease on job-", "VIOLATED fencing on job-"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "w=0") || strings.Contains(stdout, "r=0") {
+		t.Errorf("the model's action text shown to a person:\n%s", stdout)
+	}
+}

@@ -254,11 +254,11 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 	if v.Reproduced {
 		fmt.Fprintf(stdout, "%s: the model reproduces all %d events\n", path, len(h.Events))
 	} else {
-		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, v.Mismatch)
+		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, viz.Readable(v.Mismatch))
 	}
 	fmt.Fprintf(stdout, "violated: %s (expected: %s)\n", list(v.Violated().IDs()), list(h.Header.Expect))
 	for _, m := range v.Marks {
-		fmt.Fprintf(stdout, "model: %s on %s: %s (events %v)\n", m.Invariant, m.Resource, m.Message, m.Events)
+		fmt.Fprintf(stdout, "model: %s on %s: %s (events %v)\n", m.Invariant, m.Resource, viz.Readable(m.Message), m.Events)
 	}
 	fmt.Fprint(stdout, "history check: ")
 	printReport(stdout, path, h, v.Report)

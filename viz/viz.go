@@ -161,6 +161,7 @@ func isLeaseOp(f string) bool {
 }
 
 func newScene(h *history.History, violations []spec.Violation) *scene {
+	violations = ReadableViolations(violations) // what a person reads: no model action text
 	s := &scene{h: h, byProc: map[string]int{}, sink: -1, coord: -1, marks: map[int][]int{}, violations: violations}
 	s.layoutLanes()
 	s.opOf = make([]int, len(h.Events))
