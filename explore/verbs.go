@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -346,6 +347,7 @@ func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz
 		}
 		done[v.Resource] = true
 		model, _, info := spec.SinkLinearization(h, v.Resource, 0)
+		info.AddAnnotations(laneNames(h, v.Resource))
 		var b bytes.Buffer
 		if err := porcupine.Visualize(model, info, &b); err != nil {
 			return nil, err
@@ -357,4 +359,22 @@ func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz
 		links = append(links, viz.Link{Text: "porcupine's linearizability picture of " + v.Resource, Href: filepath.Base(path)})
 	}
 	return links, nil
+}
+
+// laneNames names porcupine's lanes: porcupine labels each with its client
+// number (0, 1, ...), so every lane gets, before its first operation, a
+// box with the process's name (w1, coordinator) as the history has it.
+func laneNames(h *history.History, resource string) []porcupine.Annotation {
+	var out []porcupine.Annotation
+	named := map[int]bool{}
+	for _, op := range spec.SinkOperations(h, resource) {
+		if named[op.ClientId] || op.Call < 0 || op.Call >= int64(len(h.Events)) {
+			continue
+		}
+		named[op.ClientId] = true
+		p := h.Events[op.Call].Process // Call is the operation's invoke event
+		out = append(out, porcupine.Annotation{ClientId: op.ClientId, Start: -1, Description: p,
+			Details: "lane " + strconv.Itoa(op.ClientId) + " is " + p, BackgroundColor: "#ddf4ff"})
+	}
+	return out
 }

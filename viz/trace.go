@@ -112,7 +112,7 @@ func Trace(w io.Writer, run *model.Run, violations []spec.Violation) error {
 // writeEvents lists events [from, to) under their step.
 func (s *scene) writeEvents(b *strings.Builder, from, to int) {
 	for i := from; i < to; i++ {
-		fmt.Fprintf(b, "          #%d t=%d %s\n", i, s.h.Events[i].Time, s.eventText(i))
+		fmt.Fprintf(b, "          #%d t=%s %s\n", i, s.at(s.h.Events[i].Time), s.eventText(i))
 	}
 }
 
@@ -138,7 +138,7 @@ func (s *scene) eventText(i int) string {
 		}
 		return e.Process + " gets " + s.resultLabel(inv, &e)
 	}
-	return e.Process + ": " + faultLabel(e, true)
+	return e.Process + ": " + s.faultLabel(e, true)
 }
 
 // ActionText is a model action in words, with the history's names (w1,
