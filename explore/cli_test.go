@@ -54,6 +54,12 @@ func TestErrorsUnderJSON(t *testing.T) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badConfig := filepath.Join(t.TempDir(), "config.jsonl")
+	if err := os.WriteFile(badConfig, []byte(`{"format":"fencecheck-history","version":1,"config":{"workers":9},"actions":["tick"]}
+{"time":0,"process":"w1","type":"info","f":"pause"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	type jerr struct {
 		Error string `json:"error"`
 		File  string `json:"file"`
@@ -66,6 +72,8 @@ func TestErrorsUnderJSON(t *testing.T) {
 	}{
 		{[]string{"check", "--json", path}, jerr{File: path, Line: 2, Field: "time"}},
 		{[]string{"check", "--json", filepath.Dir(path)}, jerr{File: filepath.Dir(path)}},
+		{[]string{"replay", "--json", badConfig}, jerr{File: badConfig, Line: 1, Field: "config"}},
+		{[]string{"merge", "--json", badConfig}, jerr{File: badConfig}},
 		{[]string{"search", "--json"}, jerr{}},
 		{[]string{"search", "--json", "--variant", "nope"}, jerr{}},
 	} {

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,13 +47,17 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	for i, path := range fs.Args() {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return 0, usageError{err}
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return 0, usageError{fileError{path, "cannot read: " + err.Error()}}
 		}
 		if err := json.Unmarshal(b, &jobs[i]); err != nil {
-			return 0, usagef("%s: not the JSON of explore search: %v", path, err)
+			return 0, usageError{fileError{path, "not the JSON of explore search: " + err.Error()}}
 		}
 		if jobs[i].Mode == "bfs" && jobs[i].BFS == nil {
-			return 0, usagef("%s: field \"bfs\": missing in a bfs search's result", path)
+			return 0, usageError{fileError{path, "field \"bfs\": missing in a bfs search's result"}}
 		}
 	}
 	if err := sameSearch(jobs, fs.Args()); err != nil {

@@ -238,11 +238,11 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, err
 	}
 	if len(h.Header.Actions) == 0 {
-		return 0, usagef("%s:1: field \"actions\": the header carries no model trace (use explore check)", path)
+		return 0, usageError{&history.Error{File: path, Line: 1, Field: "actions", Msg: "the header carries no model trace (use explore check)"}}
 	}
 	v, err := checker.CheckHistory(h, spec.Options{})
 	if err != nil {
-		return 0, usagef("%s:1: %v", path, err)
+		return 0, usageError{headerError(path, err)}
 	}
 	code := exitOK
 	if !v.Reproduced || unexpected(h, v.Violated()) != 0 {
@@ -377,4 +377,14 @@ func laneNames(h *history.History, resource string) []porcupine.Annotation {
 			Details: "lane " + strconv.Itoa(op.ClientId) + " is " + p, BackgroundColor: "#ddf4ff"})
 	}
 	return out
+}
+
+// headerError places an error of checker.CheckHistory ("header: config:
+// ...", "header: actions[3]: ...") at the header's line and field.
+func headerError(path string, err error) *history.Error {
+	msg, field := strings.TrimPrefix(err.Error(), "header: "), ""
+	if f, rest, ok := strings.Cut(msg, ": "); ok && (f == "config" || strings.HasPrefix(f, "actions[")) {
+		field, msg = f, rest
+	}
+	return &history.Error{File: path, Line: 1, Field: field, Msg: msg}
 }
