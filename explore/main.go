@@ -72,11 +72,16 @@ func init() {
 // Main runs the explore command line on args (os.Args: the program name
 // first) with the built-in variants and the caller's own, and returns the
 // exit status of the contract. An interrupt (Ctrl-C) stops a long search,
-// which then reports how far it got.
+// which then reports how far it got (incomplete, exit status 3); a second
+// one ends the program at once.
 func Main(args []string, own ...spec.Variant) int {
 	realdb.MaybeRunWorker() // a process worker of explore real runs this binary again
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	go func() { // after the first Ctrl-C, which ends the search, a second one kills
+		<-ctx.Done()
+		stop()
+	}()
 	return run(ctx, args[1:], os.Stdout, os.Stderr, append(spec.All(), own...))
 }
 
