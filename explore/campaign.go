@@ -369,8 +369,12 @@ func bfsComplete(res checker.BFSResult) bool {
 	return false
 }
 
-// bfsHowFar says how far a BFS got: states, depth, frontier.
+// bfsHowFar says how far a BFS got: states, depth, and for one that
+// stopped early the frontier it left.
 func bfsHowFar(res checker.BFSResult) string {
+	if bfsComplete(res) {
+		return fmt.Sprintf("%d states, depth %d", res.States, res.MaxDepth)
+	}
 	var frontier uint64
 	if len(res.Levels) > 0 {
 		frontier = res.Levels[len(res.Levels)-1]
