@@ -328,13 +328,6 @@ func save(dir, base string, h *history.History) (string, error) {
 	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)
 }
 
-func progress(enabled bool) func(format string, args ...any) {
-	if !enabled {
-		return func(string, ...any) {}
-	}
-	return func(format string, args ...any) { fmt.Fprintf(os.Stderr, "\r\033[K"+format, args...) }
-}
-
 // porcupinePages writes porcupine's own linearizability picture of every
 // resource whose sink operations have no linearization, beside the timeline
 // (base-porcupine-RESOURCE.html), and returns links to them.
