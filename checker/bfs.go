@@ -72,7 +72,7 @@ type BFSProgress struct {
 	Transitions uint64        // transitions judged so far
 	Depth       int           // the level being expanded
 	Frontier    uint64        // states in that level
-	Expanded    uint64        // of them, expanded so far
+	Expanded    uint64        // of them, expanded so far (at most Frontier)
 	Elapsed     time.Duration // since the search started
 	Rate        float64       // states per second
 }
@@ -327,6 +327,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 		if sh := b.opt.Shard; sh.N > 1 && b.depth == sh.Depth {
 			b.keepShare(sh)
 		}
+		b.expanded.Store(0) // the next level: none of it expanded yet
 		b.report()
 	}
 	res := b.result(stopped)

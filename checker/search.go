@@ -70,10 +70,32 @@ func HistoryViolations(run *model.Run) spec.Set {
 	return v
 }
 
+// SearchResult is the outcome of a randomized search: what it found and how
+// far it got.
+type SearchResult struct {
+	// Found is the shrunk violation, nil when no run violated an invariant
+	// in Stop.
+	Found *Found
+	// Runs is how many runs were done; Budget how many the search was to do
+	// (with a Shard, this job's share of SearchOptions.Runs).
+	Runs, Budget int
+	// Complete reports that the search ended as asked: a violation was
+	// found, or every run of the budget was done. It is false when ctx
+	// ended the search first: Runs is then less than Budget, and the
+	// absence of a violation proves nothing about the remaining runs.
+	Complete bool
+}
+
 // Search runs seeded random runs until one violates an invariant in
 // opt.Stop, then shrinks it. It returns nil when the budget ends first, or
-// ctx is done.
+// ctx is done; RandomSearch tells the two apart.
 func Search(ctx context.Context, m *model.Machine, opt SearchOptions) *Found {
+	return RandomSearch(ctx, m, opt).Found
+}
+
+// RandomSearch is Search, reporting how many runs it did and whether it
+// completed.
+func RandomSearch(ctx context.Context, m *model.Machine, opt SearchOptions) SearchResult {
 	stop := opt.Stop
 	if stop == 0 {
 		stop = ^spec.Set(0)
@@ -82,22 +104,28 @@ func Search(ctx context.Context, m *model.Machine, opt SearchOptions) *Found {
 	if opt.Shard.N > 1 {
 		first, step = opt.Shard.I, opt.Shard.N
 	}
-	done := 0
+	res := SearchResult{}
+	if opt.Runs > first {
+		res.Budget = (opt.Runs - first + step - 1) / step
+	}
 	for i := first; i < opt.Runs; i += step {
 		if ctx.Err() != nil {
-			return nil
+			return res
 		}
 		seed := RunSeed(opt.Seed, i)
 		run, judged := RandomRun(m, seed, opt.Steps, stop)
 		v := Violations(run, judged) & stop
-		if done++; opt.Progress != nil {
-			opt.Progress(done)
+		if res.Runs++; opt.Progress != nil {
+			opt.Progress(res.Runs)
 		}
 		if v == 0 {
 			continue
 		}
 		inv := v.IDs()[0]
-		return &Found{Invariant: inv, Index: i, Seed: seed, Run: Shrink(m, run.Actions, inv)}
+		res.Found = &Found{Invariant: inv, Index: i, Seed: seed, Run: Shrink(m, run.Actions, inv)}
+		res.Complete = true
+		return res
 	}
-	return nil
+	res.Complete = true
+	return res
 }

@@ -2,9 +2,9 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 // configFlags registers the model bounds (model.Config) a verb can override.
@@ -44,6 +46,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	fs.IntVar(&opt.Runs, "runs", opt.Runs, "random runs per variant")
 	fs.IntVar(&opt.Steps, "steps", opt.Steps, "actions per run")
 	out := fs.String("out", "explore-out", "folder for counterexamples")
+	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before every run is done is incomplete (exit 3)")
+	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -53,7 +57,12 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	if err := opt.Config.Validate(); err != nil {
 		return 0, usageError{err}
 	}
-	show := progress(isTerminal(os.Stderr) && !*jsonOut)
+	if *budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *budget)
+		defer cancel()
+	}
+	meter := newMeter(envOf(ctx), *quiet)
 	start := time.Now()
 	variants := cat
 	finished := map[string]bool{}
@@ -64,18 +73,19 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		if done == total {
 			finished[v] = true
 		}
-		show("%d/%d variants searched; %-20s %5d/%d runs  %s", len(finished), len(variants), v, done, total,
-			time.Since(start).Round(time.Second))
+		meter.update(func(el time.Duration) string {
+			return fmt.Sprintf("%d/%d variants searched; %s %d/%d runs, %s", len(finished), len(variants), v, done, total, el)
+		})
 	}
 	results, err := checker.Campaign(ctx, variants, opt)
-	show("")
-	if err != nil {
+	meter.done()
+	if err != nil && ctx.Err() == nil {
 		return 0, err
 	}
 	code := exitOK
 	type cell struct {
 		Invariant string `json:"invariant"`
-		Verdict   string `json:"verdict"`
+		Verdict   string `json:"verdict"` // holds, violated, or unknown (not found by an incomplete search)
 		Expected  bool   `json:"expected"`
 		Ops       int    `json:"shortestOps,omitempty"`
 		File      string `json:"file,omitempty"`
@@ -84,20 +94,39 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		Variant  string `json:"variant"`
 		Expected bool   `json:"expected"`
 		Problem  string `json:"problem,omitempty"`
-		Runs     int    `json:"runs"`
+		Complete bool   `json:"complete"`
+		Runs     int    `json:"runs"` // runs done, of the budget
 		Cells    []cell `json:"cells"`
 		// Reached counts the runs that reached each scene.
 		Reached checker.Coverage `json:"reached"`
 	}
 	var rows []row
+	complete, runsDone := true, 0
 	for _, r := range results {
-		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Problem(), Runs: r.Runs, Reached: r.Reached}
+		done := r.Runs == opt.Runs
+		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Problem(), Runs: r.Runs, Complete: done,
+			Reached: r.Reached}
+		runsDone += r.Runs
+		if !done {
+			// A missing violation is no verdict yet: only the violations
+			// found that the spec does not allow are.
+			complete = false
+			extra := r.Violated &^ (r.Expect.Violates | r.Expect.May)
+			rw.Expected = extra == 0
+			rw.Problem = ""
+			if extra != 0 {
+				rw.Problem = "unexpected violations: " + strings.Join(extra.IDs(), ", ")
+			}
+		}
 		if !rw.Expected {
 			code = exitViolation
 		}
 		for _, inv := range spec.Invariants {
 			found, ok := r.Expect.Verdict(inv.ID, r.Violated)
 			c := cell{Invariant: inv.ID, Verdict: "holds", Expected: ok}
+			if !found && !done {
+				c.Verdict, c.Expected = "unknown", true
+			}
 			if found {
 				c.Verdict = "violated"
 				f := r.Finding(inv.ID)
@@ -113,8 +142,15 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		}
 		rows = append(rows, rw)
 	}
+	if code == exitOK && !complete {
+		code = exitIncomplete
+	}
 	if *jsonOut {
-		return code, writeJSON(stdout, map[string]any{"ok": code == exitOK, "seed": opt.Seed, "runs": opt.Runs, "variants": rows})
+		o := map[string]any{"ok": code == exitOK, "complete": complete, "seed": opt.Seed, "budget": opt.Runs, "runs": runsDone, "variants": rows}
+		if !complete {
+			o["stopped"] = stopCause(ctx)
+		}
+		return code, writeJSON(stdout, o)
 	}
 	fmt.Fprintf(stdout, "fencecheck campaign: %d variants x %d invariants, %d runs of %d actions each, seed %d, %s\n\n",
 		len(results), len(spec.Invariants), opt.Runs, opt.Steps, opt.Seed, time.Since(start).Round(time.Millisecond))
@@ -128,8 +164,11 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		fmt.Fprintf(tw, "%s\t", rw.Variant)
 		for _, c := range rw.Cells {
 			s := "ok"
-			if c.Verdict == "violated" {
+			switch c.Verdict {
+			case "violated":
 				s = fmt.Sprintf("X%d", c.Ops)
+			case "unknown":
+				s = "?"
 			}
 			if !c.Expected {
 				s += "!"
@@ -137,13 +176,20 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			fmt.Fprintf(tw, "%s\t", s)
 		}
 		v := "as expected"
-		if !rw.Expected {
+		switch {
+		case !rw.Expected:
 			v = "UNEXPECTED"
+		case !rw.Complete:
+			v = fmt.Sprintf("incomplete (%d/%d runs)", rw.Runs, opt.Runs)
 		}
 		fmt.Fprintf(tw, "%s\t\n", v)
 	}
 	tw.Flush()
-	fmt.Fprintln(stdout, "\nok = holds, Xn = violated (shortest counterexample: n operations), ! = not the expected verdict")
+	fmt.Fprint(stdout, "\nok = holds, Xn = violated (shortest counterexample: n operations), ! = not the expected verdict")
+	if !complete {
+		fmt.Fprint(stdout, ", ? = not found so far")
+	}
+	fmt.Fprintln(stdout)
 	for i, inv := range spec.Invariants {
 		fmt.Fprintf(stdout, "  %c  %s\n", 'A'+i, inv.ID)
 	}
@@ -153,6 +199,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		}
 	}
 	fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
+	if !complete {
+		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete has no verdict yet\n",
+			stopCause(ctx), runsDone, opt.Runs*len(results), opt.Runs)
+	}
 	return code, nil
 }
 
@@ -166,19 +216,24 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	seed := fs.Uint64("seed", 1, "seed of the random search")
 	runs := fs.Int("runs", 100000, "random runs")
 	steps := fs.Int("steps", 100, "actions per random run")
-	depth := fs.Int("depth", 0, "bfs: depth bound (0: none)")
-	budget := fs.Duration("time", 0, "stop after this long (0: no limit)")
+	depth := fs.Int("depth", 0, "bfs: depth bound (0: none), a bound of the proof: exhausting it is complete (exit 0)")
+	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before the budget is spent is incomplete (exit 3)")
 	unexpected := fs.Bool("unexpected", false, "only invariants the variant is not expected to violate (a proof of the expected verdict)")
 	shardFlag := fs.String("shard", "", "i/n: run as job i of n independent jobs (random: runs i, i+n, ...; bfs: split at --shard-depth); merge their --json with explore merge")
 	shardDepth := fs.Int("shard-depth", 4, "bfs: the depth at which --shard splits the search")
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store a 64-bit hash per state (the chance of a missed state is reported)")
 	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
+	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
+	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	if *name == "" {
+		return 0, usagef("--variant is required: name the variant to search (explore variants lists them)")
 	}
 	v, err := spec.LookupVariant(cat, *name)
 	if err != nil {
@@ -217,47 +272,64 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	if err != nil {
 		return 0, usageError{err}
 	}
-	show := progress(isTerminal(os.Stderr) && !*jsonOut)
+	meter := newMeter(envOf(ctx), *quiet)
 	start := time.Now()
 	var run *model.Run
 	var inv string
-	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed, "runs": *runs}
+	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed}
+	complete := true
+	var howFar string // for a person: how far an incomplete search got
 	if *mode == "bfs" {
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, Symmetry: model.SymWorkers | model.SymResources,
-			HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
-			Progress: func(p checker.BFSProgress) {
-				show("depth %d: %d/%d of the level, %d states, %.0f states/s, %s", p.Depth, p.Expanded, p.Frontier,
-					p.States, p.Rate, p.Elapsed.Round(time.Second))
-			}})
-		show("")
+		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates,
+			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
+			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
+		meter.done()
 		summary["bfs"] = res
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
 		}
+		complete = bfsComplete(res)
+		howFar = bfsHowFar(res)
 		if !*jsonOut {
 			printBFS(stdout, res, v)
 		}
 	} else {
-		found := checker.Search(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop, Shard: shard,
+		res := checker.RandomSearch(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop, Shard: shard,
 			Progress: func(done int) {
-				if done%1000 == 0 {
-					show("%d runs, %s", done, time.Since(start).Round(time.Second))
-				}
+				meter.update(func(el time.Duration) string { return randomProgressLine(done, *runs, shard, el) })
 			}})
-		show("")
-		if found != nil {
-			run, inv = found.Run, found.Invariant
-			summary["runSeed"], summary["runIndex"] = found.Seed, found.Index
+		meter.done()
+		summary["runs"], summary["budget"] = res.Runs, *runs
+		if shard.N > 1 {
+			summary["shardBudget"] = res.Budget
 		}
+		if res.Found != nil {
+			run, inv = res.Found.Run, res.Found.Invariant
+			summary["runSeed"], summary["runIndex"] = res.Found.Seed, res.Found.Index
+		}
+		complete = res.Complete
+		howFar = fmt.Sprintf("%d of %d runs done", res.Runs, res.Budget)
 	}
-	summary["elapsed"] = time.Since(start).String()
+	elapsed := time.Since(start)
+	summary["elapsed"] = elapsed.String()
+	summary["complete"] = complete || run != nil
 	if run == nil {
 		summary["violation"] = nil
-		if *jsonOut {
-			return exitOK, writeJSON(stdout, summary)
+		code := exitOK
+		if !complete {
+			code = exitIncomplete
+			summary["stopped"] = stopCause(ctx)
 		}
-		fmt.Fprintf(stdout, "%s: no violation found (%s)\n", v.Name, time.Since(start).Round(time.Millisecond))
-		return exitOK, nil
+		if *jsonOut {
+			return code, writeJSON(stdout, summary)
+		}
+		if !complete {
+			fmt.Fprintf(stdout, "%s: incomplete: %s in %s (%s); no violation found so far\n", v.Name, howFar,
+				elapsed.Round(time.Millisecond), stopCause(ctx))
+			return code, nil
+		}
+		fmt.Fprintf(stdout, "%s: no violation found (%s, %s)\n", v.Name, howFar, elapsed.Round(time.Millisecond))
+		return code, nil
 	}
 	h := checker.Counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
 	path, err := save(filepath.Join(*out, v.Name), inv, h, cat)
@@ -270,13 +342,77 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) in %s (and .html)\n",
 		v.Name, inv, len(h.Ops()), len(run.Actions), path)
+	printTrace(stdout, run, h, cat)
 	return exitViolation, nil
 }
 
+// stopCause says what ended a search early.
+func stopCause(ctx context.Context) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "time limit"
+	case ctx.Err() != nil:
+		return "interrupted"
+	}
+	return "state limit"
+}
+
+// stopMeaning says in words why a BFS ended.
+var stopMeaning = map[string]string{
+	checker.StopComplete:  "every reachable state explored",
+	checker.StopDepth:     "every state within the depth bound explored",
+	checker.StopViolation: "at the first level with a violation",
+	checker.StopMaxStates: "at the state limit: incomplete",
+	checker.StopCancelled: "stopped early: incomplete",
+}
+
+// bfsComplete reports whether a BFS with no violation did what it was
+// asked: it exhausted the state space within the bounds (--depth is one
+// of them). Stopping at --max-states or on a cancellation is incomplete.
+func bfsComplete(res checker.BFSResult) bool {
+	switch res.Stopped {
+	case checker.StopComplete, checker.StopDepth, checker.StopViolation:
+		return true
+	}
+	return false
+}
+
+// bfsHowFar says how far a BFS got: states, depth, and for one that
+// stopped early the frontier it left.
+func bfsHowFar(res checker.BFSResult) string {
+	if bfsComplete(res) {
+		return fmt.Sprintf("%d states, depth %d", res.States, res.MaxDepth)
+	}
+	var frontier uint64
+	if len(res.Levels) > 0 {
+		frontier = res.Levels[len(res.Levels)-1]
+	}
+	return fmt.Sprintf("%d states, depth %d, frontier %d states", res.States, res.MaxDepth, frontier)
+}
+
+// randomProgressLine is a random search's progress report.
+func randomProgressLine(done, runs int, shard checker.Shard, el time.Duration) string {
+	budget := runs
+	if shard.N > 1 && runs > shard.I {
+		budget = (runs - shard.I + shard.N - 1) / shard.N
+	}
+	pct := 0.0
+	if budget > 0 {
+		pct = 100 * float64(done) / float64(budget)
+	}
+	return fmt.Sprintf("%d/%d runs (%.0f%%), %s", done, budget, pct, el)
+}
+
+// bfsProgressLine is a BFS's progress report.
+func bfsProgressLine(p checker.BFSProgress) string {
+	return fmt.Sprintf("depth %d: %d/%d of the level, %d states, %.0f states/s, %s", p.Depth, min(p.Expanded, p.Frontier),
+		p.Frontier, p.States, p.Rate, p.Elapsed.Round(time.Second))
+}
+
 func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
-	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s, complete: %v\n",
+	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s (%s)\n",
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
-		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, res.Complete)
+		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
 	if res.HashCompact {
 		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
 	}
@@ -287,4 +423,10 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	if miss := res.Reached.Missing(v.Scenes()); miss != 0 && res.Complete {
 		fmt.Fprintf(w, "VACUOUS: %s's verdict depends on %s, which no transition reached: a wider bound is needed\n", v.Name, miss)
 	}
+}
+
+// printTrace prints a counterexample for a person (see viz.Trace).
+func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Variant) {
+	fmt.Fprintf(w, "\ncounterexample, step by step (%d steps, %d events):\n", len(run.Actions), len(h.Events))
+	viz.Trace(w, run, checker.Highlights(h, cat))
 }

@@ -13,8 +13,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/realdb"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -24,11 +26,26 @@ const (
 	exitOK        = 0
 	exitViolation = 1
 	exitUsage     = 2
+	// exitIncomplete: the search stopped before its budget was spent or its
+	// space exhausted (--time, --max-states, an interrupt) and found no
+	// violation so far.
+	exitIncomplete = 3
 )
+
+// exitStatuses documents the exit statuses (in --help and the README).
+const exitStatuses = `exit status:
+  0  nothing unexpected: no violation (beyond a history's expect), every campaign verdict
+     as the spec expects, a search's whole budget done or its bounded space exhausted
+  1  a violation (for the campaign: a verdict the spec does not expect)
+  2  usage or input error (the message names the file, line and field at fault)
+  3  incomplete: stopped (--time, --max-states, Ctrl-C) before the budget was spent or
+     the space exhausted, with no violation found so far`
 
 // usageError marks a usage or input error (every verb error is one: exit
 // status 2).
 type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
@@ -56,15 +73,27 @@ func init() {
 // Main runs the explore command line on args (os.Args: the program name
 // first) with the built-in variants and the caller's own, and returns the
 // exit status of the contract. An interrupt (Ctrl-C) stops a long search,
-// which then reports how far it got.
+// which then reports how far it got (incomplete, exit status 3); a second
+// one ends the program at once.
 func Main(args []string, own ...spec.Variant) int {
 	realdb.MaybeRunWorker() // a process worker of explore real runs this binary again
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	go func() { // after the first Ctrl-C, which ends the search, a second one kills
+		<-ctx.Done()
+		stop()
+	}()
 	return run(ctx, args[1:], os.Stdout, os.Stderr, append(designs.All(), own...))
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spec.Variant) int {
+	if _, ok := ctx.Value(envKey{}).(env); !ok {
+		tty := false
+		if f, ok := stderr.(*os.File); ok {
+			tty = isTerminal(f)
+		}
+		ctx = withEnv(ctx, env{stderr: stderr, tty: tty})
+	}
 	name := "campaign"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		name, args = args[0], args[1:]
@@ -72,30 +101,96 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 		printUsage(stdout)
 		return exitOK
 	}
-	for _, v := range verbs {
-		if v.name == name {
-			code, err := v.run(ctx, args, stdout, cat)
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "explore %s: %v\n", name, err)
-				return exitUsage
-			}
-			return code
+	if name == "help" {
+		if len(args) == 0 {
+			printUsage(stdout)
+			return exitOK
+		}
+		if len(args) > 1 || findVerb(args[0]) == nil {
+			fmt.Fprintf(stderr, "explore help: want one verb, got %q\n", strings.Join(args, " "))
+			printUsage(stderr)
+			return exitUsage
+		}
+		name, args = args[0], []string{"--help"}
+	}
+	v := findVerb(name)
+	if v == nil {
+		fmt.Fprintf(stderr, "explore: unknown verb %q\n", name)
+		printUsage(stderr)
+		return exitUsage
+	}
+	code, err := v.run(ctx, args, stdout, cat)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "explore %s: %v\n", name, err)
+		if wantsJSON(args) {
+			writeJSON(stdout, errorObject(err))
+		}
+		return exitUsage
+	}
+	return code
+}
+
+func findVerb(name string) *verb {
+	for i := range verbs {
+		if verbs[i].name == name {
+			return &verbs[i]
 		}
 	}
-	fmt.Fprintf(stderr, "explore: unknown verb %q\n", name)
-	printUsage(stderr)
-	return exitUsage
+	return nil
 }
+
+// wantsJSON reports whether the arguments ask for --json (before a "--").
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-json", "--json", "-json=true", "--json=true", "-json=1", "--json=1":
+			return true
+		}
+	}
+	return false
+}
+
+// errorObject is an error as --json prints it: the message, and the file,
+// line and field at fault when the error knows them.
+func errorObject(err error) map[string]any {
+	o := map[string]any{"error": err.Error()}
+	var he *history.Error
+	if errors.As(err, &he) {
+		o["error"] = he.Msg
+		o["file"] = he.File
+		if he.Line > 0 {
+			o["line"] = he.Line
+		}
+		if he.Field != "" {
+			o["field"] = he.Field
+		}
+	}
+	var fe fileError
+	if errors.As(err, &fe) {
+		o["error"], o["file"] = fe.msg, fe.file
+	}
+	return o
+}
+
+// fileError is an input error about a whole file (no line in it is at
+// fault): it cannot be opened, or it is a directory.
+type fileError struct{ file, msg string }
+
+func (e fileError) Error() string { return e.file + ": " + e.msg }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: explore [VERB] [flags]\n\nfencecheck: a model checker and history checker for lease + fencing-token protocols.\n\nverbs:")
 	for _, v := range verbs {
-		fmt.Fprintf(w, "  %-10s %-45s %s\n", v.name, v.args, v.summary)
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-10s %s", v.name, v.args), " "))
+		fmt.Fprintf(w, "  %-10s   %s\n", "", v.summary)
 	}
-	fmt.Fprintln(w, "\nWith no verb, explore runs the campaign. Every verb takes --json and --help.\nExit status: 0 nothing unexpected, 1 a violation (or an unexpected verdict), 2 usage or input error.")
+	fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", "help", "[VERB]", "", "this text, or a verb's flags and exit statuses")
+	fmt.Fprintln(w, "\nWith no verb, explore runs the campaign. Every verb takes --json and --help.\n\n"+exitStatuses)
 }
 
 // flags makes a verb's flag set: errors are returned, --help prints usage.
@@ -108,6 +203,7 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 		fs.SetOutput(stdout)
 		fmt.Fprintf(stdout, "usage: explore %s %s\n\n%s\n\nflags:\n", name, args, summary)
 		fs.PrintDefaults()
+		fmt.Fprintln(stdout, "\n"+exitStatuses)
 		fs.SetOutput(io.Discard)
 	}
 	helps[fs] = help

@@ -209,6 +209,10 @@ func TestVizDrawsPorcupineBeside(t *testing.T) {
 	if !strings.Contains(string(page), filepath.Base(pics[0])) {
 		t.Fatal("the timeline does not link porcupine's picture")
 	}
+	// porcupine numbers its lanes: each gets a box naming the process.
+	if pic, _ := os.ReadFile(pics[0]); !strings.Contains(string(pic), `"Description":"w1"`) || !strings.Contains(string(pic), `"Description":"coordinator"`) {
+		t.Error("porcupine's lanes are not named after the processes")
+	}
 	code, stdout, _ := explore(t, "viz", "--format", "mermaid", "../histories/seed/3-takeover-fences-stale-write.jsonl")
 	if code != 0 || !strings.HasPrefix(stdout, "sequenceDiagram") && !strings.Contains(stdout, "sequenceDiagram") {
 		t.Fatalf("viz --format mermaid: exit %d\n%s", code, stdout)

@@ -3,10 +3,12 @@ package explore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/model"
@@ -20,7 +22,9 @@ type searchResult struct {
 	Config    model.Config       `json:"config"`
 	Shard     checker.Shard      `json:"shard"`
 	Seed      uint64             `json:"seed"`
-	Runs      int                `json:"runs"`
+	Runs      int                `json:"runs"`   // random: runs done
+	Budget    int                `json:"budget"` // random: runs asked for (of the unsplit search)
+	Complete  *bool              `json:"complete"`
 	BFS       *checker.BFSResult `json:"bfs"`
 	RunIndex  *int               `json:"runIndex"`
 	Violation *struct {
@@ -43,13 +47,17 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	for i, path := range fs.Args() {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return 0, usageError{err}
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return 0, usageError{fileError{path, "cannot read: " + err.Error()}}
 		}
 		if err := json.Unmarshal(b, &jobs[i]); err != nil {
-			return 0, usagef("%s: not the JSON of explore search: %v", path, err)
+			return 0, usageError{fileError{path, "not the JSON of explore search: " + err.Error()}}
 		}
 		if jobs[i].Mode == "bfs" && jobs[i].BFS == nil {
-			return 0, usagef("%s: field \"bfs\": missing in a bfs search's result", path)
+			return 0, usageError{fileError{path, "field \"bfs\": missing in a bfs search's result"}}
 		}
 	}
 	if err := sameSearch(jobs, fs.Args()); err != nil {
@@ -57,6 +65,18 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	}
 	first := jobs[0]
 	out := map[string]any{"variant": first.Variant, "mode": first.Mode, "jobs": len(jobs)}
+	var incomplete []string // the jobs that stopped early
+	runs := 0
+	for _, j := range jobs {
+		runs += j.Runs
+		if j.Complete != nil && !*j.Complete || j.BFS != nil && !bfsComplete(*j.BFS) {
+			incomplete = append(incomplete, fmt.Sprintf("%d/%d", j.Shard.I, max(j.Shard.N, 1)))
+		}
+	}
+	if first.Mode != "bfs" {
+		out["runs"], out["budget"] = runs, first.budget()
+	}
+	out["complete"] = len(incomplete) == 0
 	var winner *searchResult
 	if first.Mode == "bfs" {
 		var rs []checker.BFSResult
@@ -87,8 +107,22 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	}
 	if winner == nil || winner.Violation == nil {
 		out["violation"] = nil
+		code := exitOK
+		if len(incomplete) > 0 {
+			code = exitIncomplete
+			out["incompleteJobs"] = incomplete
+		}
 		if *jsonOut {
-			return exitOK, writeJSON(stdout, out)
+			return code, writeJSON(stdout, out)
+		}
+		if len(incomplete) > 0 {
+			how := fmt.Sprintf("%d of %d runs done", runs, first.budget())
+			if first.Mode == "bfs" {
+				how = bfsHowFar(out["bfs"].(checker.BFSResult))
+			}
+			fmt.Fprintf(stdout, "%s: incomplete: job %s stopped early (%s); no violation found so far by any of the %d jobs\n",
+				first.Variant, strings.Join(incomplete, ", "), how, len(jobs))
+			return code, nil
 		}
 		fmt.Fprintf(stdout, "%s: no violation found by any of the %d jobs\n", first.Variant, len(jobs))
 		return exitOK, nil
@@ -105,6 +139,14 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	return exitViolation, nil
 }
 
+// budget is the runs the unsplit random search was to do.
+func (j *searchResult) budget() int {
+	if j.Budget == 0 && j.Complete == nil {
+		return j.Runs // a result written before budget was recorded
+	}
+	return j.Budget
+}
+
 // sameSearch checks that the jobs are the n parts of one split search.
 func sameSearch(jobs []searchResult, paths []string) error {
 	first := jobs[0]
@@ -116,7 +158,7 @@ func sameSearch(jobs []searchResult, paths []string) error {
 	for i, j := range jobs {
 		switch {
 		case j.Variant != first.Variant || j.Mode != first.Mode || j.Config != first.Config || j.Seed != first.Seed ||
-			j.Runs != first.Runs || max(j.Shard.N, 1) != n || j.Shard.Depth != first.Shard.Depth:
+			j.budget() != first.budget() || max(j.Shard.N, 1) != n || j.Shard.Depth != first.Shard.Depth:
 			return usagef("%s: not a job of the same search as %s", paths[i], paths[0])
 		case seen[j.Shard.I]:
 			return usagef("%s: job %d/%d given twice", paths[i], j.Shard.I, n)

@@ -3,13 +3,16 @@ package explore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/anishathalye/porcupine"
 
@@ -24,37 +27,90 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// variantRow is one line of explore variants.
+type variantRow struct {
+	Name     string   `json:"name"`
+	Summary  string   `json:"summary"`
+	Violates []string `json:"violates"`
+	May      []string `json:"may,omitempty"`
+}
+
 func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("variants", "", "List the built-in variants: name, what it changes, what it is expected to violate.", stdout)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	type row struct {
-		Name     string   `json:"name"`
-		Summary  string   `json:"summary"`
-		Violates []string `json:"violates"`
-		May      []string `json:"may,omitempty"`
-	}
-	var rows []row
+	var rows []variantRow
 	for _, v := range cat {
-		rows = append(rows, row{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
+		rows = append(rows, variantRow{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
 	}
 	if *jsonOut {
 		return 0, writeJSON(stdout, map[string]any{"variants": rows})
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIANT\tEXPECTED TO VIOLATE\tWHAT CHANGES")
+	return 0, printVariants(stdout, rows)
+}
+
+// listWidth is the width of the variant list: it fits a 100-column terminal.
+const listWidth = 100
+
+// printVariants prints one block per variant, wrapped to listWidth: the
+// name, what it changes, then what it is expected to violate.
+func printVariants(w io.Writer, rows []variantRow) error {
+	nameW := 0
 	for _, r := range rows {
+		nameW = max(nameW, utf8.RuneCountInString(r.Name))
+	}
+	nameW = min(nameW+2, 28)
+	var b strings.Builder
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
 		exp := strings.Join(r.Violates, ", ")
 		if exp == "" {
 			exp = "nothing"
 		}
+		lines := wrap(r.Summary, listWidth-nameW)
+		lines = append(lines, wrap("expected to violate: "+exp, listWidth-nameW)...)
 		if len(r.May) > 0 {
-			exp += " (may: " + strings.Join(r.May, ", ") + ")"
+			lines = append(lines, wrap("may also violate: "+strings.Join(r.May, ", "), listWidth-nameW)...)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, exp, r.Summary)
+		for j, l := range lines {
+			name := ""
+			if j == 0 {
+				name = r.Name
+			}
+			if utf8.RuneCountInString(name) >= nameW {
+				fmt.Fprintf(&b, "%s\n", name)
+				name = ""
+			}
+			fmt.Fprintf(&b, "%-*s%s\n", nameW, name, l)
+		}
 	}
-	return 0, tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrap breaks text into lines of at most width runes, at spaces (a longer
+// word gets a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func nonNil(s []string) []string {
@@ -94,7 +150,15 @@ func readHistory(path string) (*history.History, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usageError{err}
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, usageError{fileError{path, "cannot open: " + err.Error()}}
+		}
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			f.Close()
+			return nil, usageError{fileError{path, "is a directory, want a history file"}}
 		}
 		defer f.Close()
 		r, name = f, path
@@ -174,11 +238,11 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, err
 	}
 	if len(h.Header.Actions) == 0 {
-		return 0, usagef("%s:1: field \"actions\": the header carries no model trace (use explore check)", path)
+		return 0, usageError{&history.Error{File: path, Line: 1, Field: "actions", Msg: "the header carries no model trace (use explore check)"}}
 	}
 	v, err := checker.CheckHistory(h, spec.Options{}, cat)
 	if err != nil {
-		return 0, usagef("%s:1: %v", path, err)
+		return 0, usageError{headerError(path, err)}
 	}
 	code := exitOK
 	if !v.Reproduced || unexpected(h, v.Violated()) != 0 {
@@ -191,11 +255,11 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 	if v.Reproduced {
 		fmt.Fprintf(stdout, "%s: the model reproduces all %d events\n", path, len(h.Events))
 	} else {
-		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, v.Mismatch)
+		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, viz.Readable(v.Mismatch))
 	}
 	fmt.Fprintf(stdout, "violated: %s (expected: %s)\n", list(v.Violated().IDs()), list(h.Header.Expect))
 	for _, m := range v.Marks {
-		fmt.Fprintf(stdout, "model: %s on %s: %s (events %v)\n", m.Invariant, m.Resource, m.Message, m.Events)
+		fmt.Fprintf(stdout, "model: %s on %s: %s (events %v)\n", m.Invariant, m.Resource, viz.Readable(m.Message), m.Events)
 	}
 	fmt.Fprint(stdout, "history check: ")
 	printReport(stdout, path, h, v.Report)
@@ -266,13 +330,6 @@ func save(dir, base string, h *history.History, cat []spec.Variant) (string, err
 	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)
 }
 
-func progress(enabled bool) func(format string, args ...any) {
-	if !enabled {
-		return func(string, ...any) {}
-	}
-	return func(format string, args ...any) { fmt.Fprintf(os.Stderr, "\r\033[K"+format, args...) }
-}
-
 // porcupinePages writes porcupine's own linearizability picture of every
 // resource whose sink operations have no linearization, beside the timeline
 // (base-porcupine-RESOURCE.html), and returns links to them.
@@ -285,6 +342,7 @@ func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz
 		}
 		done[v.Resource] = true
 		model, _, info := spec.SinkLinearization(h, v.Resource, 0)
+		info.AddAnnotations(laneNames(h, v.Resource))
 		var b bytes.Buffer
 		if err := porcupine.Visualize(model, info, &b); err != nil {
 			return nil, err
@@ -296,4 +354,32 @@ func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz
 		links = append(links, viz.Link{Text: "porcupine's linearizability picture of " + v.Resource, Href: filepath.Base(path)})
 	}
 	return links, nil
+}
+
+// laneNames names porcupine's lanes: porcupine labels each with its client
+// number (0, 1, ...), so every lane gets, before its first operation, a
+// box with the process's name (w1, coordinator) as the history has it.
+func laneNames(h *history.History, resource string) []porcupine.Annotation {
+	var out []porcupine.Annotation
+	named := map[int]bool{}
+	for _, op := range spec.SinkOperations(h, resource) {
+		if named[op.ClientId] || op.Call < 0 || op.Call >= int64(len(h.Events)) {
+			continue
+		}
+		named[op.ClientId] = true
+		p := h.Events[op.Call].Process // Call is the operation's invoke event
+		out = append(out, porcupine.Annotation{ClientId: op.ClientId, Start: -1, Description: p,
+			Details: "lane " + strconv.Itoa(op.ClientId) + " is " + p, BackgroundColor: "#ddf4ff"})
+	}
+	return out
+}
+
+// headerError places an error of checker.CheckHistory ("header: config:
+// ...", "header: actions[3]: ...") at the header's line and field.
+func headerError(path string, err error) *history.Error {
+	msg, field := strings.TrimPrefix(err.Error(), "header: "), ""
+	if f, rest, ok := strings.Cut(msg, ": "); ok && (f == "config" || strings.HasPrefix(f, "actions[")) {
+		field, msg = f, rest
+	}
+	return &history.Error{File: path, Line: 1, Field: field, Msg: msg}
 }

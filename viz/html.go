@@ -28,7 +28,7 @@ func HTML(w io.Writer, h *history.History, opt Options) error {
 const (
 	axisMin  = 90 // the axis (event index and time), at least
 	laneW    = 220
-	tagW     = 130 // violation tags, right of the lanes
+	tagMin   = 110 // the violated column, left of the lanes beside the axis (at least)
 	headH    = 46
 	rowH     = 30 // a label sits in the upper half, above its row's line
 	padTop   = 10
@@ -66,6 +66,11 @@ type bannerItem struct {
 	Events                       []evRef
 }
 
+// page is what the template draws. The timeline is four SVGs in a grid
+// that scrolls both ways: the corner and the lanes' heads stay on top, and
+// the side (the event index, the time and the violated column) stays on the
+// left, so the violated column is readable however many lanes there are
+// and however narrow the window.
 type page struct {
 	Title, Variant, Seed, Note, TimeUnit, Expect string
 	Partial                                      bool
@@ -73,16 +78,18 @@ type page struct {
 	Violations                                   []bannerItem
 	Links                                        []Link
 	Notes                                        []string
-	Width, Height, HeadH                         int
-	Head, Body                                   []shape
+	Width, SideW, Height, HeadH                  int
+	Corner, Head, Side, Body                     []shape
 }
 
 // timeline lays out the shown events [lo, hi) and collects shapes in layers.
 type timeline struct {
 	s              *scene
 	lo, hi         int
-	axisW          int   // wide enough for the longest time label
-	top            []int // top y of row i is top[i-lo]
+	axisW          int     // wide enough for the longest time label
+	tagW           int     // the violated column: wide enough for its tags (0: no violations)
+	side           []shape // the side SVG: axis and violated column
+	top            []int   // top y of row i is top[i-lo]
 	bottom, height int
 	bg, mid, fg    []shape
 	txt            []shape
@@ -91,7 +98,7 @@ type timeline struct {
 func buildPage(s *scene, opt Options) page {
 	h := s.h
 	variant, seed, note := opt.meta(h)
-	p := page{Title: opt.title(), Variant: variant, Note: note, TimeUnit: h.Header.TimeUnit,
+	p := page{Title: opt.title(), Variant: variant, Note: note, TimeUnit: s.timeUnit(),
 		Partial: h.Header.Partial, Events: len(h.Events), Ops: len(s.ops), Processes: s.processes, Links: opt.Links}
 	if seed != 0 {
 		p.Seed = strconv.FormatUint(seed, 10)
@@ -126,9 +133,11 @@ func buildPage(s *scene, opt Options) page {
 	t.drawOps()
 	t.drawFaults()
 	p.Width = t.width()
+	p.SideW = t.sideW()
 	p.Height = t.height
 	p.HeadH = headH
-	p.Head = t.head()
+	p.Corner, p.Head = t.head()
+	p.Side = t.side
 	p.Body = append(append(append(t.bg, t.mid...), t.fg...), t.txt...)
 	return p
 }
@@ -167,7 +176,16 @@ func (t *timeline) layout() {
 	t.axisW = axisMin
 	if t.hi > t.lo {
 		// "#index" on the left, "t=time" on the right, ~7px a character.
-		t.axisW = max(axisMin, 7*(len(strconv.Itoa(t.hi-1))+len(itoa(t.time(t.hi-1))))+48)
+		t.axisW = max(axisMin, 7*(len(strconv.Itoa(t.hi-1))+len(t.s.at(t.time(t.hi-1))))+48)
+	}
+	if len(t.s.violations) > 0 {
+		t.tagW = tagMin
+		for i := t.lo; i < t.hi; i++ {
+			if names := t.s.violationNames(i); len(names) > 0 {
+				// ~7px a character of the bold tag, after its 20px mark.
+				t.tagW = max(t.tagW, 7*len([]rune(cut(strings.Join(names, ", "))))+32)
+			}
+		}
 	}
 	y := padTop
 	for i := t.lo; i < t.hi; i++ {
@@ -215,18 +233,15 @@ func (t *timeline) timeY(tm int64) (int, bool) {
 	return gapTop + int(frac*float64(t.top[k]-gapTop)), true
 }
 
-func (t *timeline) laneX(l int) int    { return t.axisW + l*laneW }
+func (t *timeline) laneX(l int) int    { return l * laneW }
 func (t *timeline) lifeline(l int) int { return t.laneX(l) + lifeX }
 
-// width is the timeline's width: the axis, the lanes and, when there are
-// violations, the column that names them.
-func (t *timeline) width() int {
-	w := t.axisW + len(t.s.lanes)*laneW
-	if len(t.s.violations) > 0 {
-		w += tagW
-	}
-	return w
-}
+// width is the width of the lanes' SVG.
+func (t *timeline) width() int { return max(len(t.s.lanes)*laneW, laneW) }
+
+// sideW is the width of the side: the axis and, when there are violations,
+// the column that names them.
+func (t *timeline) sideW() int { return t.axisW + t.tagW }
 
 // cut shortens a label to maxLabel runes.
 func cut(s string) string {
@@ -259,35 +274,40 @@ func (t *timeline) markClass(i int) string {
 	return ""
 }
 
-func (t *timeline) head() []shape {
-	sh := []shape{
-		{K: "rect", X: 0, Y: 0, W: t.width(), H: headH, Class: "headbg"},
+// head returns the heads of the side (the corner) and of the lanes.
+func (t *timeline) head() (corner, lanes []shape) {
+	corner = []shape{
+		{K: "rect", X: 0, Y: 0, W: t.sideW(), H: headH, Class: "headbg"},
 		{K: "text", X: 8, Y: 20, Class: "hname", Text: "#"},
 		{K: "text", X: t.axisW - 10, Y: 20, Class: "hname end", Text: "time"},
-		{K: "text", X: t.axisW - 10, Y: 36, Class: "hkind end", Text: t.s.h.Header.TimeUnit},
+		{K: "text", X: t.axisW - 10, Y: 36, Class: "hkind end", Text: t.s.timeUnit()},
 	}
-	if len(t.s.violations) > 0 {
-		sh = append(sh, shape{K: "text", X: t.laneX(len(t.s.lanes)) + 12, Y: 20, Class: "hname", Text: "violated"})
+	if t.tagW > 0 {
+		corner = append(corner, shape{K: "text", X: t.axisW + 8, Y: 20, Class: "hname", Text: "violated"},
+			shape{K: "line", X: t.sideW() - 1, Y: 0, X2: t.sideW() - 1, Y2: headH, Class: "sideedge"})
 	}
+	lanes = []shape{{K: "rect", X: 0, Y: 0, W: t.width(), H: headH, Class: "headbg"}}
 	kinds := map[laneKind]string{coordinatorLane: "coordinator", workerLane: "process", sinkLane: "fenced sink", nemesisLane: "faults"}
 	for i, l := range t.s.lanes {
 		x := t.laneX(i)
-		sh = append(sh,
+		lanes = append(lanes,
 			shape{K: "rect", X: x + 6, Y: 8, W: 6, H: 30, Class: "hacc k" + strconv.Itoa(int(l.kind))},
 			shape{K: "text", X: x + 20, Y: 21, Class: "hname", Text: cut(l.name), Title: l.name},
 			shape{K: "text", X: x + 20, Y: 36, Class: "hkind", Text: kinds[l.kind]})
 	}
-	return sh
+	return corner, lanes
 }
 
 func (t *timeline) drawRows() {
-	w := t.width()
+	w, sw := t.width(), t.sideW()
+	t.side = append(t.side, shape{K: "rect", X: 0, Y: 0, W: sw, H: t.height, Class: "sidebg"})
 	for i := range t.s.lanes {
 		if i%2 == 1 {
 			t.bg = append(t.bg, shape{K: "rect", X: t.laneX(i), Y: 0, W: laneW, H: t.height, Class: "lanealt"})
 		}
 		t.bg = append(t.bg, shape{K: "line", X: t.lifeline(i), Y: 0, X2: t.lifeline(i), Y2: t.height, Class: "life"})
 	}
+	var text []shape // the side's text, above its rows
 	for i := t.lo; i < t.hi; i++ {
 		y := t.top[i-t.lo]
 		mid := y + rowH/2
@@ -295,21 +315,27 @@ func (t *timeline) drawRows() {
 			if i > t.lo {
 				gy := (t.top[i-t.lo-1] + rowH + y) / 2
 				t.bg = append(t.bg, shape{K: "line", X: 0, Y: gy, X2: w, Y2: gy, Class: "tgrid"})
+				t.side = append(t.side, shape{K: "line", X: 0, Y: gy, X2: sw, Y2: gy, Class: "tgrid"})
 				if d := t.time(i) - t.time(i-1); d > 1 {
-					t.txt = append(t.txt, shape{K: "text", X: t.axisW / 2, Y: gy + 4, Class: "lbl gap mid", Text: "+" + itoa(d)})
+					text = append(text, shape{K: "text", X: t.axisW / 2, Y: gy + 4, Class: "lbl gap mid", Text: "+" + t.s.at(d)})
 				}
 			}
-			t.txt = append(t.txt, shape{K: "text", X: t.axisW - 10, Y: mid + 4, Class: "time end", Text: "t=" + itoa(t.time(i))})
+			text = append(text, shape{K: "text", X: t.axisW - 10, Y: mid + 4, Class: "time end", Text: "t=" + t.s.at(t.time(i))})
 		}
-		t.txt = append(t.txt, shape{K: "text", X: 8, Y: mid + 4, Class: "idx", Text: "#" + strconv.Itoa(i)})
+		text = append(text, shape{K: "text", X: 8, Y: mid + 4, Class: "idx", Text: "#" + strconv.Itoa(i)})
 		if names := t.s.violationNames(i); len(names) > 0 {
 			viol := strings.Join(names, " ")
 			t.bg = append(t.bg, shape{K: "rect", X: 0, Y: y, W: w, H: rowH, Class: "hlrow", Viol: viol, Event: strconv.Itoa(i)})
-			tx := t.laneX(len(t.s.lanes))
-			t.fg = append(t.fg, shape{K: "path", D: "M" + strconv.Itoa(tx+8) + " " + strconv.Itoa(mid) + "l8 -6v12z", Class: "vtagmark"})
-			t.txt = append(t.txt, shape{K: "text", X: tx + 20, Y: mid + 4, Class: "vtag", Text: cut(strings.Join(names, ", ")), Title: t.eventTitle(i)})
+			t.side = append(t.side, shape{K: "rect", X: 0, Y: y, W: sw, H: rowH, Class: "hlrow side"})
+			tx := t.axisW
+			text = append(text, shape{K: "path", D: "M" + strconv.Itoa(tx+4) + " " + strconv.Itoa(mid) + "l8 -6v12z", Class: "vtagmark"},
+				shape{K: "text", X: tx + 16, Y: mid + 4, Class: "vtag", Text: cut(strings.Join(names, ", ")), Title: t.eventTitle(i)})
 		}
 	}
+	if t.tagW > 0 {
+		t.side = append(t.side, shape{K: "line", X: sw - 1, Y: 0, X2: sw - 1, Y2: t.height, Class: "sideedge"})
+	}
+	t.side = append(t.side, text...)
 }
 
 var spanNames = map[string]string{history.Pause: "paused", history.Crash: "crashed", history.Partition: "partitioned"}
@@ -320,9 +346,9 @@ func (t *timeline) drawSpans() {
 			continue
 		}
 		y1, y2 := t.rowMid(sp.from), t.rowMid(sp.to)
-		title := spanNames[sp.kind] + " from #" + strconv.Itoa(sp.from) + " (t=" + itoa(t.time(sp.from)) + ")"
+		title := spanNames[sp.kind] + " from #" + strconv.Itoa(sp.from) + " (t=" + t.s.at(t.time(sp.from)) + ")"
 		if sp.to >= 0 {
-			title += " to #" + strconv.Itoa(sp.to) + " (t=" + itoa(t.time(sp.to)) + ")"
+			title += " to #" + strconv.Itoa(sp.to) + " (t=" + t.s.at(t.time(sp.to)) + ")"
 		} else {
 			title += " to the end"
 		}
@@ -341,7 +367,7 @@ func (t *timeline) drawLeases() {
 		if t.s.multiRes {
 			name += " @" + ls.resource
 		}
-		title := name + ": from t=" + itoa(ls.fromTime) + " (#" + strconv.Itoa(ls.from) + "), ttl=" + itoa(ls.ttl) + ", deadline t=" + itoa(ls.deadline)
+		title := name + ": from t=" + t.s.at(ls.fromTime) + " (#" + strconv.Itoa(ls.from) + "), ttl=" + t.s.at(ls.ttl) + ", deadline t=" + t.s.at(ls.deadline)
 		if ls.end >= 0 {
 			y2 := t.rowMid(ls.end)
 			title += "; " + ls.endedBy + " at #" + strconv.Itoa(ls.end)
@@ -349,9 +375,9 @@ func (t *timeline) drawLeases() {
 			continue
 		}
 		y2, inside := t.timeY(ls.deadline)
-		cls, label := "lease", "token="+itoa(ls.token)+" expires t="+itoa(ls.deadline)
+		cls, label := "lease", "token="+itoa(ls.token)+" expires t="+t.s.at(ls.deadline)
 		if !inside {
-			cls, label = "lease open", "token="+itoa(ls.token)+" valid until t="+itoa(ls.deadline)
+			cls, label = "lease open", "token="+itoa(ls.token)+" valid until t="+t.s.at(ls.deadline)
 			title += " (after the last shown event)"
 		}
 		t.mid = append(t.mid,
@@ -456,12 +482,12 @@ func (t *timeline) drawFaults() {
 			t.fg = append(t.fg, shape{K: "use", Href: "#" + sym, X: x - 8, Y: y - 8, W: 16, H: 16, Class: "fault"})
 			t.txt = append(t.txt, shape{K: "text", X: x + 10, Y: y - above, Class: "lbl t-fault", Text: cut(label), Title: title})
 		}
-		marker(m.lane, faultLabel(e, true))
+		marker(m.lane, t.s.faultLabel(e, true))
 		// The event's anchor: an invisible hit area carrying its index.
 		t.fg = append(t.fg, shape{K: "circle", X: t.lifeline(m.lane), Y: y, W: 8, Class: "hit", ID: "ev-" + strconv.Itoa(m.ev), Event: strconv.Itoa(m.ev), Title: title})
 		if m.target >= 0 {
 			t.mid = append(t.mid, arrow(t.lifeline(m.lane), t.lifeline(m.target), y, "nem"))
-			marker(m.target, faultLabel(e, false))
+			marker(m.target, t.s.faultLabel(e, false))
 		}
 	}
 }

@@ -25,7 +25,7 @@ func (s *scene) invokeLabel(e history.Event) string {
 	b.WriteString(e.F)
 	switch e.F {
 	case history.Acquire:
-		b.WriteString(" ttl=" + itoa(v.TTL))
+		b.WriteString(" ttl=" + s.at(v.TTL))
 		if v.Incarnation != "" {
 			b.WriteString(" inc=" + v.Incarnation)
 		}
@@ -38,7 +38,7 @@ func (s *scene) invokeLabel(e history.Event) string {
 			b.WriteString(" inc=" + v.Incarnation)
 		}
 		if v.TTL > 0 {
-			b.WriteString(" ttl=" + itoa(v.TTL))
+			b.WriteString(" ttl=" + s.at(v.TTL))
 		}
 	case history.Write:
 		b.WriteString(" token=" + itoa(v.Token) + " id=" + v.ResultID + " " + strconv.Quote(v.Payload))
@@ -124,15 +124,15 @@ func (s *scene) serverLabel(inv history.Event, comp *history.Event) string {
 
 // faultLabel describes a fault event; withTarget adds the process a
 // nemesis fault names.
-func faultLabel(e history.Event, withTarget bool) string {
+func (s *scene) faultLabel(e history.Event, withTarget bool) string {
 	l := e.F
 	switch e.F {
 	case history.Drop:
 		l = "drop (lost message)"
 	case history.Clock:
-		l = "clock " + strconv.FormatInt(e.Value.Offset, 10)
+		l = "clock " + s.at(e.Value.Offset)
 		if e.Value.Offset >= 0 {
-			l = "clock +" + strconv.FormatInt(e.Value.Offset, 10)
+			l = "clock +" + s.at(e.Value.Offset)
 		}
 	}
 	if withTarget && e.Process == history.Nemesis && e.Value.Target != "" {

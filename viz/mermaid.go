@@ -188,7 +188,7 @@ func (m *mermaid) expiries() []int {
 
 func (m *mermaid) expiry(i int) {
 	ls := m.s.leases[i]
-	text := "t=" + itoa(ls.deadline) + " lease token=" + itoa(ls.token)
+	text := "t=" + m.s.at(ls.deadline) + " lease token=" + itoa(ls.token)
 	if m.s.multiRes {
 		text += " @" + ls.resource
 	}
@@ -199,12 +199,12 @@ func (m *mermaid) expiry(i int) {
 func (m *mermaid) statement(i int) string {
 	s := m.s
 	e := s.h.Events[i]
-	at := "t=" + itoa(e.Time) + " "
+	at := "t=" + s.at(e.Time) + " "
 	if j := s.faultOf[i]; j >= 0 {
 		if f := s.faults[j]; f.target >= 0 {
-			return "    Note over " + m.id[f.target] + ": " + mermaidText(at+faultLabel(e, false)+" (by "+e.Process+")")
+			return "    Note over " + m.id[f.target] + ": " + mermaidText(at+s.faultLabel(e, false)+" (by "+e.Process+")")
 		}
-		return "    Note over " + m.id[s.faults[j].lane] + ": " + mermaidText(at+faultLabel(e, true))
+		return "    Note over " + m.id[s.faults[j].lane] + ": " + mermaidText(at+s.faultLabel(e, true))
 	}
 	o := s.ops[s.opOf[i]]
 	inv := s.h.Events[o.inv]

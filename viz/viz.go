@@ -11,6 +11,7 @@
 package viz
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -161,6 +162,7 @@ func isLeaseOp(f string) bool {
 }
 
 func newScene(h *history.History, violations []spec.Violation) *scene {
+	violations = ReadableViolations(violations) // what a person reads: no model action text
 	s := &scene{h: h, byProc: map[string]int{}, sink: -1, coord: -1, marks: map[int][]int{}, violations: violations}
 	s.layoutLanes()
 	s.opOf = make([]int, len(h.Events))
@@ -447,3 +449,30 @@ func (s *scene) violationNames(i int) []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// timeUnit is the unit the pictures show times and durations in: a
+// history in nanoseconds (explore real, Jepsen) is shown in milliseconds.
+func (s *scene) timeUnit() string {
+	if s.h.Header.TimeUnit == "ns" {
+		return "ms"
+	}
+	return s.h.Header.TimeUnit
+}
+
+// at is a time or a duration of the history in the pictures' unit
+// (timeUnit): nanoseconds become milliseconds with up to three decimals
+// ("12.5" for 12500000 ns); other units are shown as they are.
+func (s *scene) at(n int64) string {
+	if s.h.Header.TimeUnit != "ns" {
+		return itoa(n)
+	}
+	sign := ""
+	if n < 0 {
+		sign, n = "-", -n // a clock offset may be negative
+	}
+	ms, us := n/1e6, n%1e6/1e3
+	if us == 0 {
+		return sign + itoa(ms)
+	}
+	return sign + itoa(ms) + "." + strings.TrimRight(fmt.Sprintf("%03d", us), "0")
+}

@@ -1,0 +1,220 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"github.com/fencecheck/fencecheck/designs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fencecheck/fencecheck/checker"
+)
+
+func TestHelpVerb(t *testing.T) {
+	code, stdout, _ := explore(t, "help")
+	if code != 0 || !strings.Contains(stdout, "usage: explore [VERB]") || !strings.Contains(stdout, "3  incomplete") {
+		t.Fatalf("help: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, "help", "search")
+	if code != 0 || !strings.Contains(stdout, "usage: explore search") || !strings.Contains(stdout, "--time") ||
+		!strings.Contains(stdout, "exit status:") {
+		t.Fatalf("help search: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := explore(t, "help", "nope"); code != exitUsage || stderr == "" {
+		t.Fatalf("help nope: exit %d, stderr %q", code, stderr)
+	}
+	for _, args := range [][]string{{"--help"}, {"check", "--help"}} {
+		_, stdout, _ := explore(t, args...)
+		for _, want := range []string{"0  nothing unexpected", "1  a violation", "2  usage or input error", "3  incomplete"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%v does not document %q\n%s", args, want, stdout)
+			}
+		}
+	}
+}
+
+func TestSearchWithoutVariant(t *testing.T) {
+	code, stdout, stderr := explore(t, "search")
+	if code != exitUsage || !strings.Contains(stderr, "--variant is required") || stdout != "" {
+		t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
+	}
+}
+
+// TestErrorsUnderJSON: with --json an error is also one JSON object on
+// standard output, with the file, line and field when known.
+func TestErrorsUnderJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	body := `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job-1","value":{"owner":"w1","incarnation":1,"requestId":"r","ttl":3}}
+{"time":"soon","process":"w1","type":"ok","f":"acquire","resource":"job-1","value":{"token":1}}
+`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badConfig := filepath.Join(t.TempDir(), "config.jsonl")
+	if err := os.WriteFile(badConfig, []byte(`{"format":"fencecheck-history","version":1,"config":{"workers":9},"actions":["tick"]}
+{"time":0,"process":"w1","type":"info","f":"pause"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type jerr struct {
+		Error string `json:"error"`
+		File  string `json:"file"`
+		Line  int    `json:"line"`
+		Field string `json:"field"`
+	}
+	for _, c := range []struct {
+		args []string
+		want jerr
+	}{
+		{[]string{"check", "--json", path}, jerr{File: path, Line: 2, Field: "time"}},
+		{[]string{"check", "--json", filepath.Dir(path)}, jerr{File: filepath.Dir(path)}},
+		{[]string{"replay", "--json", badConfig}, jerr{File: badConfig, Line: 1, Field: "config"}},
+		{[]string{"merge", "--json", badConfig}, jerr{File: badConfig}},
+		{[]string{"search", "--json"}, jerr{}},
+		{[]string{"search", "--json", "--variant", "nope"}, jerr{}},
+	} {
+		code, stdout, stderr := explore(t, c.args...)
+		var got jerr
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != exitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout not one JSON object: %v\n%s", c.args, code, stderr, err, stdout)
+			continue
+		}
+		if got.Error == "" || got.File != c.want.File || got.Line != c.want.Line || got.Field != c.want.Field {
+			t.Errorf("%v: %+v, want %+v", c.args, got, c.want)
+		}
+	}
+}
+
+// TestDirectoryArgument: a folder is an input error with no line number.
+func TestDirectoryArgument(t *testing.T) {
+	dir := t.TempDir()
+	for _, verb := range []string{"check", "replay", "viz"} {
+		code, _, stderr := explore(t, verb, dir)
+		if code != exitUsage || !strings.Contains(stderr, dir+": is a directory") || strings.Contains(stderr, dir+":1") {
+			t.Errorf("%s DIR: exit %d, stderr %q", verb, code, stderr)
+		}
+	}
+}
+
+func TestVariantsFit100Columns(t *testing.T) {
+	code, stdout, _ := explore(t, "variants")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, l := range strings.Split(stdout, "\n") {
+		if n := utf8.RuneCountInString(l); n > listWidth {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	for _, v := range designs.All() {
+		if !strings.Contains(stdout, "\n"+v.Name+" ") && !strings.HasPrefix(stdout, v.Name+" ") {
+			t.Errorf("variant %s is not listed", v.Name)
+		}
+	}
+	long := variantRow{Name: "a-name-much-longer-than-any-built-in-variant-name", Summary: strings.Repeat("word ", 60), Violates: []string{"fencing"}}
+	var b strings.Builder
+	if err := printVariants(&b, []variantRow{long}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if utf8.RuneCountInString(l) > listWidth {
+			t.Errorf("long name: %d columns: %q", utf8.RuneCountInString(l), l)
+		}
+	}
+}
+
+// fakeClock advances by step at every reading.
+type fakeClock struct {
+	t    time.Time
+	step time.Duration
+}
+
+func (c *fakeClock) now() time.Time { c.t = c.t.Add(c.step); return c.t }
+
+// TestProgressNotATerminal: when standard error is not a terminal, a
+// report is a line of its own every env.every, and --quiet silences it.
+func TestProgressNotATerminal(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
+	var errb strings.Builder
+	m := newMeter(env{stderr: &errb, now: clock.now, every: 5 * time.Second}, false)
+	calls := 0
+	for range 12 { // the meter started at 1 s; the clock reads 2, 3, ..., 13 s
+		m.update(func(el time.Duration) string { calls++; return "at " + el.String() })
+	}
+	m.done()
+	if want := "progress: at 5s\nprogress: at 10s\n"; errb.String() != want || calls != 2 {
+		t.Fatalf("got %q (%d lines made), want %q", errb.String(), calls, want)
+	}
+	errb.Reset()
+	q := newMeter(env{stderr: &errb, now: clock.now, every: time.Second}, true)
+	for range 10 {
+		q.update(func(time.Duration) string { return "x" })
+	}
+	if errb.String() != "" {
+		t.Fatalf("quiet: %q", errb.String())
+	}
+	tty := newMeter(env{stderr: &errb, tty: true, now: clock.now, every: time.Hour}, false)
+	tty.update(func(time.Duration) string { return "x" })
+	tty.done()
+	if errb.String() != "\r\033[Kx\r\033[K" {
+		t.Fatalf("terminal: %q", errb.String())
+	}
+}
+
+// TestSearchReportsProgress: a search reports on standard error (not a
+// terminal) as the clock advances; --quiet silences it; stdout stays one
+// JSON object.
+func TestSearchReportsProgress(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
+		var out, errb strings.Builder
+		ctx := withEnv(context.Background(), env{stderr: &errb, now: clock.now, every: 5 * time.Second})
+		args := []string{"search", "--variant", "reference", "--invariant", "fencing", "--runs", "30", "--steps", "10", "--json", "--out", t.TempDir()}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		code := run(ctx, args, &out, &errb, designs.All())
+		var v map[string]any
+		if code != 0 || json.Unmarshal([]byte(out.String()), &v) != nil {
+			t.Fatalf("quiet=%v: exit %d\n%s", quiet, code, out.String())
+		}
+		lines := strings.Count(errb.String(), "progress: ")
+		if quiet && lines != 0 || !quiet && (lines < 4 || !strings.Contains(errb.String(), "/30 runs")) {
+			t.Fatalf("quiet=%v: %d progress lines:\n%s", quiet, lines, errb.String())
+		}
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	if got := randomProgressLine(250, 1000, checker.Shard{}, 3*time.Second); got != "250/1000 runs (25%), 3s" {
+		t.Errorf("random: %q", got)
+	}
+	if got := randomProgressLine(2, 10, checker.Shard{I: 1, N: 4}, 0); got != "2/3 runs (67%), 0s" {
+		t.Errorf("random, shard 1/4 of 10 runs: %q", got)
+	}
+	p := checker.BFSProgress{States: 1000, Depth: 7, Frontier: 40, Expanded: 64, Elapsed: 2 * time.Second, Rate: 500}
+	if got := bfsProgressLine(p); got != "depth 7: 40/40 of the level, 1000 states, 500 states/s, 2s" {
+		t.Errorf("bfs: %q", got)
+	}
+}
+
+// TestSearchPrintsTheTrace: search prints the shrunk counterexample as
+// readable steps, with the violation named, not only the file's path.
+func TestSearchPrintsTheTrace(t *testing.T) {
+	code, stdout, _ := explore(t, "search", "--variant", "check-then-write", "--invariant", "fencing", "--out", t.TempDir())
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	for _, want := range []string{"counterexample, step by step", "     1. w1 asks coordinator for the lease on job-", "VIOLATED fencing on job-"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "w=0") || strings.Contains(stdout, "r=0") {
+		t.Errorf("the model's action text shown to a person:\n%s", stdout)
+	}
+}
