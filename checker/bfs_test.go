@@ -184,7 +184,7 @@ func TestBFSSameResultForAnyGoroutines(t *testing.T) {
 // variantCase is a config on which a variant shows what it breaks, and a
 // depth that reaches it.
 func variantCase(v spec.Variant) (model.Config, int) {
-	c, depth := baseConfig, 10
+	c, depth := baseConfig, 14 // each grant takes four actions: request, advance, its answer, reply
 	switch v.Name {
 	case "volatile-counter":
 		c.Restarts = 1
@@ -193,27 +193,27 @@ func variantCase(v spec.Variant) (model.Config, int) {
 	case "failover-ttl-reset":
 		c.Restarts, c.TTL = 1, 2
 	case "restart-no-grace":
-		c.Restarts, c.TTL, depth = 1, 2, 9
+		c.Restarts, c.TTL, depth = 1, 2, 13
 	case "dedup-before-fence":
-		c.Ops, depth = 3, 12
+		c.Ops, depth = 3, 16
 	case "worker-clock":
-		c.Skew, depth = 1, 8
+		c.Skew, depth = 1, 12
 	case "renew-token-only":
-		c.Crashes, depth = 1, 8
+		c.Crashes, depth = 1, 10
 	case "accept-higher-token":
 		c.Forgeries = 1
 	case "global-fence":
-		c.Resources, depth = 2, 8
+		c.Resources, depth = 2, 10
 	case "request-id-key":
-		c.Ops, depth = 3, 14
+		c.Ops, depth = 3, 16
 	case "renew-at-deadline", "no-acquire-dedup":
-		depth = 8
-	case "renew-from-old-deadline":
-		c.Ops, c.TTL, depth = 3, 2, 10
-	case "holder-margin":
-		c.TTL, depth = 3, 11 // the holder writes only with more than its margin left
-	case "lock-delay-no-fence":
 		depth = 12
+	case "renew-from-old-deadline":
+		c.Ops, c.TTL, depth = 3, 2, 12
+	case "holder-margin":
+		c.TTL, depth = 3, 15 // the holder writes only with more than its margin left
+	case "lock-delay-no-fence":
+		depth = 16
 	}
 	return c, depth
 }

@@ -20,8 +20,10 @@ var RenewAtDeadline = variant(spec.Variant{
 			return model.RepOK
 		},
 	},
-	Expect: spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.RenewValidity)},
+	Expect: spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.RenewValidity), May: spec.SetOf(spec.ExclusiveLease)},
 	Needs:  model.SceneRenewAtDeadline,
 	Why: "At the deadline the lease has expired (now < deadline is false): accepting the renew revives " +
-		"an expired lease, which the article forbids.",
+		"an expired lease, which the article forbids. If a takeover has already begun (the coordinator " +
+		"asked the sink to advance for the next holder), the revived lease and the new grant are valid " +
+		"at once.",
 })
