@@ -36,10 +36,19 @@ type SinkOutput struct {
 	// Token is the fence an advance returned, or the token an acquire
 	// granted.
 	Token int64
-	// Outcome is a write's outcome, history.Written or history.Replayed;
-	// the models accept either (see SinkModel). Failed operations are not
-	// given to the models (see SinkOperations).
+	// Outcome is an accepted write's outcome, history.Written or
+	// history.Replayed; Error a rejected write's error (history.Fenced,
+	// history.Conflict or history.Expired; "" when accepted). Either is
+	// set when the client may have seen another copy's answer (a duplicate
+	// fault hit its process): written and replayed are then not told
+	// apart.
 	Outcome string
+	Error   string
+	Either  bool
+	// Fence and HasFence: the fence the sink reported it compared the
+	// write's token with (value.fence of the apply or the completion).
+	Fence    int64
+	HasFence bool
 	// Payload and HasPayload are what a read returned (HasPayload false:
 	// null, the result is absent).
 	Payload    string
@@ -135,22 +144,53 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			}
 			return true, s
 		}
+		if out.HasFence {
+			// The sink says what its fence was at this instant.
+			if out.Fence < s.fence || !s.atLeast && out.Fence != s.fence {
+				return false, s
+			}
+			s.fence, s.atLeast = out.Fence, false
+			match = in.Token == s.fence
+		}
+		switch out.Error {
+		case history.Expired:
+			// A sink that checks deadlines decides expiry on facts the spec
+			// does not model (its clock, the lease's deadline) and may do so
+			// before or after the token check: any state allows it, and it
+			// changes nothing.
+			return true, s
+		case history.Fenced:
+			// The token check failed: legal unless the fence is known to
+			// equal the token.
+			return s.atLeast || in.Token != s.fence, s
+		case history.Conflict:
+			// The token check passed and the id holds another payload.
+			if !match {
+				return false, s
+			}
+			s.fence, s.atLeast = in.Token, false
+			r, known := s.lookup(in.ResultID)
+			return !known || r.present && r.payload != in.Payload, s
+		}
 		if !match {
 			return false, s
 		}
 		s.fence, s.atLeast = in.Token, false
-		// written and replayed are both "the result now holds this
-		// payload": when the network duplicates a write, the copy that took
-		// effect and the copy whose reply the client saw can differ, so a
-		// client may see replayed for its own first write (or written for a
-		// retry). The sequential spec therefore does not tell them apart.
+		// written: the id was absent and now holds the payload; replayed: it
+		// held this payload already. When the network duplicates a write, the
+		// copy that took effect and the copy whose reply the client saw can
+		// differ, so a client hit by a duplicate fault may see replayed for
+		// its own first write (or written for a retry): Either.
 		r, known := s.lookup(in.ResultID)
 		switch {
 		case known && r.present:
-			if r.payload != in.Payload {
+			if r.payload != in.Payload || out.Outcome == history.Written && !out.Either {
 				return false, s
 			}
 		case known:
+			if out.Outcome == history.Replayed && !out.Either {
+				return false, s
+			}
 			s = s.with(in.ResultID, result{in.Payload, true})
 		default:
 			s = s.with(in.ResultID, result{in.Payload, true})
@@ -340,7 +380,7 @@ type opMeta struct {
 // ClientId numbers the processes densely; Metadata names the events.
 func SinkOperations(h *history.History, resource string) []porcupine.Operation {
 	c := newResCtx(h, resource, opsOf(h, resource))
-	c.dups = duplicated(h)
+	c.setSink(duplicated(h), applyLines(h, resource))
 	return c.sinkOperations(false, math.MaxInt)
 }
 
@@ -352,7 +392,7 @@ func SinkOperations(h *history.History, resource string) []porcupine.Operation {
 // advances, renews and releases are left out.
 func EndToEndOperations(h *history.History, resource string) []porcupine.Operation {
 	c := newResCtx(h, resource, opsOf(h, resource))
-	c.dups = duplicated(h)
+	c.setSink(duplicated(h), applyLines(h, resource))
 	return c.sinkOperations(true, math.MaxInt)
 }
 
@@ -369,17 +409,40 @@ func SinkLinearization(h *history.History, resource string, timeout time.Duratio
 // sinkOperations builds the porcupine operations of the resource, as of event
 // position cut: operations invoked after it are left out and those completed
 // after it have unknown outputs. endToEnd builds them for EndToEndModel.
+//
+// Call and Return are twice the event positions (an operation pinned by an
+// apply event at line a runs from 2a to 2a+1, so that it lies between the
+// lines around a). Failed writes are operations with a known rejection
+// (SinkModel judges fenced and conflict; expired is always allowed), except
+// those of a process a duplicate fault hit, which are unknown; endToEnd
+// leaves failures out. Apply events that match no write (before a partial
+// history) are operations of their own when they name a payload.
 func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
+	pinned := func(i int) (apply, bool) {
+		if k, ok := c.applyOf[i]; ok && !endToEnd {
+			return c.applies[k], true
+		}
+		return apply{}, false
+	}
 	known := func(i int) bool {
-		return c.ops[i].res == history.OK && c.ops[i].end <= cut
+		if a, ok := pinned(i); ok {
+			return a.line <= cut
+		}
+		o := c.ops[i]
+		if o.res == history.Fail && (endToEnd || c.dups.hit(c.h.Events[o.inv].Process)) {
+			return false
+		}
+		return o.res != history.Info && o.end <= cut
 	}
 	// The effect of an info write (the id now holds its payload, the fence
-	// is its token) can only help explain a read that returned that payload:
-	// every other operation accepts the states without it as well. When no
-	// such read exists, leaving the write out (the same as linearizing it
+	// is its token) can only help explain a read that returned that payload,
+	// a replayed write of that payload or a conflict on that id: every other
+	// operation accepts the states without it as well. When no such
+	// operation exists, leaving the write out (the same as linearizing it
 	// last) loses no linearization.
 	type idPayload struct{ id, payload string }
 	seen := map[idPayload]bool{}
+	conflictOn := map[string]bool{}
 	granted := map[reqKey]bool{}
 	for i, o := range c.ops {
 		if o.inv > cut || !known(i) {
@@ -388,26 +451,45 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 		switch {
 		case o.kind == kRead && c.out(i).HasPayload:
 			seen[idPayload{c.in(i).ResultID, c.out(i).Payload}] = true
-		case o.kind == kAcquire:
+		case o.kind == kWrite:
+			if a, ok := pinned(i); ok {
+				if a.taken {
+					seen[idPayload{c.in(i).ResultID, c.in(i).Payload}] = true
+				} else if a.v.Error == history.Conflict {
+					conflictOn[c.in(i).ResultID] = true
+				}
+			} else if o.res == history.OK {
+				seen[idPayload{c.in(i).ResultID, c.in(i).Payload}] = true
+			} else if c.out(i).Error == history.Conflict {
+				conflictOn[c.in(i).ResultID] = true
+			}
+		case o.kind == kAcquire && o.res == history.OK:
 			granted[c.reqKeyOf(i)] = true
 		}
 	}
 	clients := map[string]int{}
+	clientOf := func(p string) int {
+		id, ok := clients[p]
+		if !ok {
+			id = len(clients)
+			clients[p] = id
+		}
+		return id
+	}
 	var out []porcupine.Operation
 	for i, o := range c.ops {
-		// A duplicated request breaks the premise that a fail took no
-		// effect: the first copy may have written and the client seen the
-		// second copy's fenced or conflict. Such a fail counts as unknown.
-		failUnknown := o.kind == kWrite && c.dups.hit(c.h.Events[o.inv].Process)
-		if o.inv > cut || o.res == history.Fail && !failUnknown {
+		if o.inv > cut || endToEnd && o.res == history.Fail {
 			continue
 		}
 		v := c.in(i)
+		p := c.h.Events[o.inv].Process
 		in := SinkInput{Resource: c.name, Op: c.h.Events[o.inv].F, Token: v.Token, ResultID: v.ResultID, Payload: v.Payload}
 		res := SinkOutput{Known: known(i)}
-		call, ret := int64(o.inv), int64(math.MaxInt64)
+		call, ret := 2*int64(o.inv), int64(math.MaxInt64)
+		meta := opMeta{p, o.inv, -1}
 		if res.Known {
-			ret = int64(o.end)
+			ret = 2 * int64(o.end)
+			meta.end = o.end
 		}
 		switch o.kind {
 		case kAdvance:
@@ -424,16 +506,26 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 				if g.op != i {
 					continue // a replay
 				}
-				call, res.Token = int64(g.from), g.token
+				call, res.Token = 2*int64(g.from), g.token
 			} else if granted[c.reqKeyOf(i)] {
 				continue // an attempt of a request granted later
 			}
 		case kWrite:
-			if res.Known {
-				res.Outcome = c.out(i).Outcome
-			} else if !seen[idPayload{v.ResultID, v.Payload}] {
+			a, isPinned := pinned(i)
+			switch {
+			case isPinned && res.Known:
+				call, ret = 2*int64(a.line), 2*int64(a.line)+1
+				res.Outcome, res.Error, res.Fence, res.HasFence = a.v.Outcome, a.v.Error, a.v.Fence, a.v.HasFence
+				meta.end = a.line
+			case res.Known:
+				ov := c.out(i)
+				res.Outcome, res.Error, res.Fence, res.HasFence = ov.Outcome, ov.Error, ov.Fence, ov.HasFence
+			case o.res == history.Fail && o.end > cut:
+				continue // not failed yet: it took no effect, and nothing can rely on it
+			case !seen[idPayload{v.ResultID, v.Payload}] && !conflictOn[v.ResultID]:
 				continue
 			}
+			res.Either = c.dups.hit(p)
 		case kRead:
 			if !res.Known {
 				continue
@@ -442,17 +534,23 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 		default:
 			continue
 		}
-		p := c.h.Events[o.inv].Process
-		id, ok := clients[p]
-		if !ok {
-			id = len(clients)
-			clients[p] = id
+		out = append(out, porcupine.Operation{ClientId: clientOf(p), Input: in, Call: call, Output: res, Return: ret, Metadata: meta})
+	}
+	if endToEnd {
+		return out
+	}
+	for _, a := range c.applies {
+		if a.op >= 0 || a.line > cut || a.taken && !a.v.HasPayload {
+			continue
 		}
-		meta := opMeta{p, o.inv, -1}
-		if res.Known {
-			meta.end = o.end
+		in := SinkInput{Resource: c.name, Op: history.Write, Token: a.v.Token, ResultID: a.v.ResultID, Payload: a.v.Payload}
+		if a.v.Error == history.Conflict && !a.v.HasPayload {
+			continue // a conflict with an unknown payload: nothing to judge
 		}
-		out = append(out, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: res, Return: ret, Metadata: meta})
+		res := SinkOutput{Known: true, Outcome: a.v.Outcome, Error: a.v.Error, Fence: a.v.Fence, HasFence: a.v.HasFence,
+			Either: c.dups.hit(a.v.Writer)}
+		out = append(out, porcupine.Operation{ClientId: clientOf(history.Sink + "/" + a.v.Writer), Input: in,
+			Call: 2 * int64(a.line), Output: res, Return: 2*int64(a.line) + 1, Metadata: opMeta{history.Sink, a.line, a.line}})
 	}
 	return out
 }
@@ -462,6 +560,15 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 // the completion of an ok operation) that has none, and reports the
 // operation completing there.
 func (c *resCtx) checkLinearizableSink(opt Options) {
+	if !c.partial {
+		for _, a := range c.applies {
+			if a.op < 0 {
+				c.add(LinearizableSink, []int{a.line},
+					"apply at event %d decides a write by %s (token=%d resultId=%s) that was not invoked before it",
+					a.line, a.v.Writer, a.v.Token, quote(a.v.ResultID))
+			}
+		}
+	}
 	ops := c.sinkOperations(false, math.MaxInt)
 	if len(ops) == 0 {
 		return
@@ -475,12 +582,27 @@ func (c *resCtx) checkLinearizableSink(opt Options) {
 		c.unknown = append(c.unknown, LinearizableSink)
 		return
 	}
-	var cuts []int // completion lines of ok sink operations, with their op
+	// Cuts: the lines where an operation's outcome becomes known (an ok or
+	// fail completion, an apply), with the operation (-1 - apply index for
+	// an apply that matches no write).
+	var cuts []int
 	byEnd := map[int]int{}
 	for i, o := range c.ops {
-		if o.res == history.OK && (o.kind == kAdvance || o.kind == kWrite || o.kind == kRead) {
+		if o.kind != kAdvance && o.kind != kWrite && o.kind != kRead {
+			continue
+		}
+		if k, ok := c.applyOf[i]; ok {
+			cuts = append(cuts, c.applies[k].line)
+			byEnd[c.applies[k].line] = i
+		} else if o.res == history.OK || o.res == history.Fail && o.kind == kWrite {
 			cuts = append(cuts, o.end)
 			byEnd[o.end] = i
+		}
+	}
+	for k, a := range c.applies {
+		if a.op < 0 {
+			cuts = append(cuts, a.line)
+			byEnd[a.line] = -1 - k
 		}
 	}
 	if len(cuts) == 0 { // cannot happen: unknown outcomes alone always linearize
@@ -497,7 +619,18 @@ func (c *resCtx) checkLinearizableSink(opt Options) {
 		}
 	}
 	i := byEnd[cuts[hi]]
-	c.add(LinearizableSink, c.events(i),
+	if i < 0 {
+		a := c.applies[-1-i]
+		c.add(LinearizableSink, []int{a.line},
+			"the sink's operations up to event %d have no linearization under the fenced-sink spec; the last is the apply of write token=%d resultId=%s by %s",
+			cuts[hi], a.v.Token, quote(a.v.ResultID), a.v.Writer)
+		return
+	}
+	ev := c.events(i)
+	if k, ok := c.applyOf[i]; ok {
+		ev = append(ev, c.applies[k].line)
+	}
+	c.add(LinearizableSink, ev,
 		"the sink's operations up to event %d have no linearization under the fenced-sink spec; the last is %s",
 		cuts[hi], c.describe(i))
 }
