@@ -6,7 +6,7 @@ import "github.com/fencecheck/fencecheck/history"
 // after (its invoke line, or the apply line that pins it, comes after) a line
 // that showed the fence above t: the ok of an acquire that granted t' > t,
 // the ok of an advance that returned f > t, the line that shows a write with
-// t'' > t accepted (its ok, or its apply), or a write completion or apply
+// t” > t accepted (its ok, or its apply), or a write completion or apply
 // that reported the sink's fence f > t. An accepted write whose own reported
 // fence (on its apply, else its ok) is above t is a violation too: the sink
 // compared t with a newer fence and accepted it.

@@ -40,7 +40,9 @@ func hist(lines ...string) string {
 func acq(t int, w, req string, ttl int) string {
 	return fmt.Sprintf(`%d %s invoke acquire "owner":%q,"incarnation":1,"requestId":%q,"ttl":%d`, t, w, w, req, ttl)
 }
-func okTok(t int, w, f string, tok int) string { return fmt.Sprintf(`%d %s ok %s "token":%d`, t, w, f, tok) }
+func okTok(t int, w, f string, tok int) string {
+	return fmt.Sprintf(`%d %s ok %s "token":%d`, t, w, f, tok)
+}
 func adv(t, tok int) []string {
 	return []string{fmt.Sprintf("%d coordinator invoke advance", t), okTok(t, "coordinator", "advance", tok)}
 }
