@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/fencecheck/fencecheck/history"
+import (
+	"sort"
+
+	"github.com/fencecheck/fencecheck/history"
+)
 
 // checkFencing: an accepted write with token t whose effect certainly came
 // after (its invoke line, or the apply line that pins it, comes after) a line
@@ -69,13 +73,20 @@ func (c *resCtx) checkFencing() {
 // fence was certainly below t. The fence is the value of the last advance
 // that took effect (0 at the start of a history that is not partial); it is
 // shown by
-//   - (not partial) every advance invoked before G is ok and returned less
-//     than t (or there is none: the fence was still 0);
-//   - (partial) every advance invoked before G is ok and returned less than
-//     t, and an advance invoked after G returned f <= t while every advance
-//     invoked before its ok line is ok and returned <= t: the first advance
-//     that took effect returned <= t, and the fence before it was lower
-//     (the format's promise that an advance raises the fence).
+//   - no advance with an unknown outcome invoked before G, and every advance
+//     that can be the last to take effect before G returned less than t.
+//     Those are the ok advances invoked before G that no other advance
+//     certainly follows before G: with M the latest invoke line of an
+//     advance whose ok line is before G, the ones whose ok line is after M.
+//     When no advance is certainly before G, the fence may also be the
+//     starting one: 0 (not partial), or unknown (partial: this rule is not
+//     used);
+//   - (partial, no advance certainly before G) every advance invoked before
+//     G is ok and returned less than t, and an advance invoked after G
+//     returned f <= t while every advance invoked before its ok line is ok
+//     and returned <= t: the first advance that took effect returned <= t,
+//     and the fence before it was lower (the format's promise that an
+//     advance raises the fence).
 //
 // A later accepted write with a smaller token shows nothing (it is itself a
 // fencing violation, not a measure of the fence), and neither does a later
@@ -83,15 +94,34 @@ func (c *resCtx) checkFencing() {
 // do not increase are a sink anomaly, not a late fence).
 func (c *resCtx) checkFenceBeforeGrant() {
 	var advUB series // by invoke line: ok advances' values, inf for info or open ones
+	var byEnd []int  // ok advances by ok line
 	for i, o := range c.ops {
 		switch {
 		case o.kind == kAdvance && o.res == history.OK:
 			advUB.add(o.inv, c.out(i).Token, i)
+			byEnd = append(byEnd, i)
 		case o.kind == kAdvance && o.res == history.Info:
 			advUB.add(o.inv, inf, i)
 		}
 	}
 	advUB.build()
+	sort.Slice(byEnd, func(a, b int) bool { return c.ops[byEnd[a]].end < c.ops[byEnd[b]].end })
+	ends := make([]int, len(byEnd))
+	preInv := make([]int, len(byEnd)) // running max of invoke lines in ok-line order
+	for k, i := range byEnd {
+		ends[k] = c.ops[i].end
+		preInv[k] = c.ops[i].inv
+		if k > 0 {
+			preInv[k] = max(preInv[k], preInv[k-1])
+		}
+	}
+	firstInfo := -1
+	for _, i := range advUB.ref {
+		if c.ops[i].res == history.Info {
+			firstInfo = c.ops[i].inv
+			break
+		}
+	}
 	ub := func(line int) int64 { // the largest value of an advance invoked before line
 		if k := advUB.maxBefore(line); k >= 0 {
 			return advUB.val[k]
@@ -109,21 +139,40 @@ func (c *resCtx) checkFenceBeforeGrant() {
 	}
 	for _, g := range c.grants {
 		t := g.token
+		G := g.okLine
 		gev := []int{g.from, g.okLine}
-		k := advUB.maxBefore(g.okLine)
-		if k >= 0 && advUB.val[k] >= t {
+		if firstInfo >= 0 && firstInfo < G {
 			continue
 		}
-		if !c.partial {
-			if k < 0 {
+		k := sort.SearchInts(ends, G) // byEnd[:k] are certainly before G
+		if k > 0 || !c.partial {
+			m := -1
+			if k > 0 {
+				m = preInv[k-1]
+			}
+			// The candidates: ok advances invoked before G whose ok line is
+			// after m (those certainly before G with their ok after m, and
+			// those still open at G).
+			best, bestVal := -1, int64(negInf)
+			for _, i := range byEnd[sort.SearchInts(ends, m+1):] {
+				if o := c.ops[i]; o.inv < G && c.out(i).Token > bestVal {
+					best, bestVal = i, c.out(i).Token
+				}
+			}
+			switch {
+			case bestVal >= t:
+			case best < 0:
 				c.add(FenceBeforeGrant, gev, "grant token=%d observed while the fence was still 0 (no advance before it)", t)
-			} else {
-				c.add(FenceBeforeGrant, append(gev, c.events(advUB.ref[k])...),
-					"grant token=%d observed while the fence was at most %d", t, advUB.val[k])
+			default:
+				c.add(FenceBeforeGrant, append(gev, c.events(best)...),
+					"grant token=%d observed while the fence was at most %d", t, bestVal)
 			}
 			continue
 		}
-		if w := wit.minAfter(g.okLine); w >= 0 && wit.val[w] <= t {
+		if ub(G) >= t {
+			continue
+		}
+		if w := wit.minAfter(G); w >= 0 && wit.val[w] <= t {
 			j := wit.ref[w]
 			c.add(FenceBeforeGrant, append(gev, c.events(j)...),
 				"grant token=%d observed before the fence reached %d: a later advance returned %d", t, t, c.out(j).Token)
