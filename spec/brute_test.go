@@ -442,7 +442,7 @@ func (b *brute) Certain() (map[string]bool, []string) {
 
 // fencing: an accepted write with token t takes effect after a line that
 // showed the fence above t (an ok acquire of t' > t, an ok advance to f > t,
-// a line showing a write of t'' > t accepted, a reported fence f > t), or is
+// a line showing a write of t” > t accepted, a reported fence f > t), or is
 // accepted with its own reported fence above t. Each write's effect is
 // independent of the others: certain iff one write violates wherever its
 // effect lies.
