@@ -95,6 +95,9 @@ func newBrute(h *history.History, budget int) *brute {
 		if e.Value.Token > 0 {
 			tokSet[e.Value.Token] = true
 		}
+		if e.Value.HasFence {
+			tokSet[e.Value.Fence] = true
+		}
 		_ = i
 	}
 	b.dup = func(p string) bool { return all || dups[p] }

@@ -69,6 +69,79 @@ func (c *resCtx) checkFencing() {
 	}
 }
 
+// advIndex answers "which advances can be the last to take effect before an
+// instant that lies after line lo and before line hi?": the ok advances
+// invoked before hi that no other advance certainly follows before lo —
+// with M the latest invoke line of an advance whose ok line is before lo,
+// those whose ok line is after M. An advance with an unknown outcome
+// invoked before hi may be the last, with any value.
+type advIndex struct {
+	c         *resCtx
+	ends      []int // ok lines of the ok advances, sorted
+	preInv    []int // running max of their invoke lines, in that order
+	byInv     []int // ok advances (op indexes) by invoke line
+	invs      []int
+	preEnd    []int // running max of ok lines, in invoke order
+	firstInfo int   // invoke line of the first advance with an unknown outcome, or -1
+}
+
+func (c *resCtx) newAdvIndex() *advIndex {
+	x := &advIndex{c: c, firstInfo: -1}
+	var byEnd []int
+	for i, o := range c.ops {
+		switch {
+		case o.kind == kAdvance && o.res == history.OK:
+			byEnd = append(byEnd, i)
+			x.byInv = append(x.byInv, i)
+			x.invs = append(x.invs, o.inv)
+			x.preEnd = append(x.preEnd, max(o.end, last(x.preEnd)))
+		case o.kind == kAdvance && o.res == history.Info && x.firstInfo < 0:
+			x.firstInfo = o.inv
+		}
+	}
+	sort.Slice(byEnd, func(a, b int) bool { return c.ops[byEnd[a]].end < c.ops[byEnd[b]].end })
+	for _, i := range byEnd {
+		x.ends = append(x.ends, c.ops[i].end)
+		x.preInv = append(x.preInv, max(c.ops[i].inv, last(x.preInv)))
+	}
+	return x
+}
+
+func last(s []int) int {
+	if len(s) == 0 {
+		return -1
+	}
+	return s[len(s)-1]
+}
+
+// lastBefore returns whether an advance with an unknown outcome may be the
+// last, how many advances certainly came before lo, and the candidates'
+// smallest and largest values with an advance holding the largest (-1, and
+// negInf / inf, when there is no candidate).
+func (x *advIndex) lastBefore(lo, hi int) (unknown bool, certain int, minV, maxV int64, arg int) {
+	if x.firstInfo >= 0 && x.firstInfo < hi {
+		return true, 0, 0, 0, -1
+	}
+	certain = sort.SearchInts(x.ends, lo)
+	m := -1
+	if certain > 0 {
+		m = x.preInv[certain-1]
+	}
+	minV, maxV, arg = inf, negInf, -1
+	for j := sort.SearchInts(x.invs, hi) - 1; j >= 0 && x.preEnd[j] > m; j-- {
+		i := x.byInv[j]
+		if x.c.ops[i].end <= m {
+			continue
+		}
+		v := x.c.out(i).Token
+		minV = min(minV, v)
+		if v > maxV {
+			maxV, arg = v, i
+		}
+	}
+	return false, certain, minV, maxV, arg
+}
+
 // checkFenceBeforeGrant: a grant of token t (its first ok line G) while the
 // fence was certainly below t. The fence is the value of the last advance
 // that took effect (0 at the start of a history that is not partial); it is
@@ -82,101 +155,63 @@ func (c *resCtx) checkFencing() {
 //     starting one: 0 (not partial), or unknown (partial: this rule is not
 //     used);
 //   - (partial, no advance certainly before G) every advance invoked before
-//     G is ok and returned less than t, and an advance invoked after G
-//     returned f <= t while every advance invoked before its ok line is ok
-//     and returned <= t: the first advance that took effect returned <= t,
-//     and the fence before it was lower (the format's promise that an
-//     advance raises the fence).
+//     G is ok and returned less than t, and every advance that can be the
+//     first to take effect (invoked before the first ok line of an advance)
+//     is ok and returned <= t: the fence at G is one of the former's, or the
+//     starting one, which is below the first advance's value (the format's
+//     promise that an advance raises the fence).
 //
 // A later accepted write with a smaller token shows nothing (it is itself a
 // fencing violation, not a measure of the fence), and neither does a later
 // advance when an advance >= t may have taken effect before G (advances that
 // do not increase are a sink anomaly, not a late fence).
 func (c *resCtx) checkFenceBeforeGrant() {
+	x := c.newAdvIndex()
 	var advUB series // by invoke line: ok advances' values, inf for info or open ones
-	var byEnd []int  // ok advances by ok line
 	for i, o := range c.ops {
 		switch {
 		case o.kind == kAdvance && o.res == history.OK:
 			advUB.add(o.inv, c.out(i).Token, i)
-			byEnd = append(byEnd, i)
 		case o.kind == kAdvance && o.res == history.Info:
 			advUB.add(o.inv, inf, i)
 		}
 	}
 	advUB.build()
-	sort.Slice(byEnd, func(a, b int) bool { return c.ops[byEnd[a]].end < c.ops[byEnd[b]].end })
-	ends := make([]int, len(byEnd))
-	preInv := make([]int, len(byEnd)) // running max of invoke lines in ok-line order
-	for k, i := range byEnd {
-		ends[k] = c.ops[i].end
-		preInv[k] = c.ops[i].inv
-		if k > 0 {
-			preInv[k] = max(preInv[k], preInv[k-1])
-		}
-	}
-	firstInfo := -1
-	for _, i := range advUB.ref {
-		if c.ops[i].res == history.Info {
-			firstInfo = c.ops[i].inv
-			break
-		}
-	}
 	ub := func(line int) int64 { // the largest value of an advance invoked before line
 		if k := advUB.maxBefore(line); k >= 0 {
 			return advUB.val[k]
 		}
 		return negInf
 	}
-	var wit series // partial: witnesses by invoke line, valued by the smallest token they show late
-	if c.partial {
-		for i, o := range c.ops {
-			if o.kind == kAdvance && o.res == history.OK {
-				wit.add(o.inv, max(c.out(i).Token, ub(o.end)), i)
-			}
-		}
-		wit.build()
-	}
 	for _, g := range c.grants {
 		t := g.token
 		G := g.okLine
 		gev := []int{g.from, g.okLine}
-		if firstInfo >= 0 && firstInfo < G {
+		unknown, certain, _, maxV, arg := x.lastBefore(G, G)
+		if unknown {
 			continue
 		}
-		k := sort.SearchInts(ends, G) // byEnd[:k] are certainly before G
-		if k > 0 || !c.partial {
-			m := -1
-			if k > 0 {
-				m = preInv[k-1]
-			}
-			// The candidates: ok advances invoked before G whose ok line is
-			// after m (those certainly before G with their ok after m, and
-			// those still open at G).
-			best, bestVal := -1, int64(negInf)
-			for _, i := range byEnd[sort.SearchInts(ends, m+1):] {
-				if o := c.ops[i]; o.inv < G && c.out(i).Token > bestVal {
-					best, bestVal = i, c.out(i).Token
-				}
-			}
+		if certain > 0 || !c.partial {
 			switch {
-			case bestVal >= t:
-			case best < 0:
+			case maxV >= t:
+			case arg < 0:
 				c.add(FenceBeforeGrant, gev, "grant token=%d observed while the fence was still 0 (no advance before it)", t)
 			default:
-				c.add(FenceBeforeGrant, append(gev, c.events(best)...),
-					"grant token=%d observed while the fence was at most %d", t, bestVal)
+				c.add(FenceBeforeGrant, append(gev, c.events(arg)...),
+					"grant token=%d observed while the fence was at most %d", t, maxV)
 			}
 			continue
 		}
-		if ub(G) >= t {
+		// Partial, no advance certainly before G: the fence at G is that
+		// of an advance invoked before G, or the starting one, below the
+		// value of the first advance to take effect — one invoked before
+		// the first ok line of an advance.
+		if len(x.ends) == 0 || ub(G) >= t || ub(x.ends[0]) > t {
 			continue
 		}
-		if w := wit.minAfter(G); w >= 0 && wit.val[w] <= t {
-			j := wit.ref[w]
-			c.add(FenceBeforeGrant, append(gev, c.events(j)...),
-				"grant token=%d observed before the fence reached %d: a later advance returned %d", t, t, c.out(j).Token)
-		}
+		j := advUB.ref[advUB.maxBefore(x.ends[0])]
+		c.add(FenceBeforeGrant, append(gev, c.events(j)...),
+			"grant token=%d observed before the fence reached %d: the first advance returned at most %d", t, t, c.out(j).Token)
 	}
 }
 
@@ -219,31 +254,20 @@ func (c *resCtx) checkIdempotentResult() {
 // granted and the fence was certainly t: a grant of t was ok before W; no
 // grant of a token > t was first attempted before F, and no wild acquire
 // (info or open, of a request with no single granted token) was invoked
-// before F; every advance invoked before F was ok and returned <= t; and the
-// fence was shown at t: an advance that returned t was ok before W, or the
-// sink reported fence t for this very rejection. (An accepted write, even of
-// a higher token, does not move the fence: only advances do.)
+// before F; and the fence at the rejection was t — the fence the sink
+// reported for it, or else every advance that can be the last to take
+// effect before the rejection returned t (at least one advance certainly
+// came before W, and none with an unknown outcome was invoked before F). An
+// accepted write, even of a higher token, does not move the fence: only
+// advances do.
 func (c *resCtx) checkResourceIndependence() {
-	var grantUB, adv series // by first attempt / invoke line
+	var grantUB series // by first attempt line
 	for gi, g := range c.grants {
 		grantUB.add(g.from, g.token, gi)
 	}
 	grantUB.sortByLine()
 	grantUB.build()
-	seenAt := map[int64]int{} // fence value -> earliest ok line of an advance that returned it
-	for i, o := range c.ops {
-		switch {
-		case o.kind == kAdvance && o.res == history.OK:
-			v := c.out(i).Token
-			adv.add(o.inv, v, i)
-			if l, ok := seenAt[v]; !ok || o.end < l {
-				seenAt[v] = o.end
-			}
-		case o.kind == kAdvance && o.res == history.Info:
-			adv.add(o.inv, inf, i)
-		}
-	}
-	adv.build()
+	var x *advIndex
 	type rejected struct {
 		op, first, last int
 		fence           int64
@@ -287,9 +311,6 @@ func (c *resCtx) checkResourceIndependence() {
 		if c.firstWildAcq >= 0 && c.firstWildAcq < r.last {
 			continue
 		}
-		if k := adv.maxBefore(r.last); k >= 0 && adv.val[k] > t {
-			continue
-		}
 		g := c.grants[gs[0]]
 		if r.hasFence {
 			if r.fence == t {
@@ -298,9 +319,14 @@ func (c *resCtx) checkResourceIndependence() {
 			}
 			continue
 		}
-		if l, ok := seenAt[t]; ok && l < r.first {
-			c.add(ResourceIndependence, append([]int{g.okLine, l}, r.ev...),
-				"write token=%d rejected as fenced although token=%d is the newest grant and the fence was observed at %d", t, t, t)
+		if x == nil {
+			x = c.newAdvIndex()
 		}
+		unknown, certain, minV, maxV, arg := x.lastBefore(r.first, r.last)
+		if unknown || certain == 0 || minV != t || maxV != t {
+			continue
+		}
+		c.add(ResourceIndependence, append([]int{g.okLine, c.ops[arg].end}, r.ev...),
+			"write token=%d rejected as fenced although token=%d is the newest grant and the fence was observed at %d", t, t, t)
 	}
 }

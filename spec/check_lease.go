@@ -26,17 +26,22 @@ func (c *resCtx) grantTTL(i int) int64 {
 // renewTTL returns the range of ttls a renew may have set: its own, else
 // that of a grant of its token (the smallest and largest any attempt can
 // have been granted for); lo 0 and hi inf when neither is known.
+//
+// Only grants that may have taken effect before the renew count (first
+// attempted before its completion); with none, the ttl is unknown.
 func (c *resCtx) renewTTL(i int) (lo, hi int64) {
 	if t := c.in(i).TTL; t > 0 {
 		return t, t
 	}
-	gs := c.tokenGrants[c.in(i).Token]
-	if len(gs) == 0 {
-		return 0, inf
-	}
+	end := c.ops[i].end
 	lo, hi = inf, negInf
-	for _, g := range gs {
-		lo, hi = min(lo, c.grants[g].minTTL), max(hi, c.grants[g].maxTTL)
+	for _, g := range c.tokenGrants[c.in(i).Token] {
+		if gg := c.grants[g]; end < 0 || gg.from < end {
+			lo, hi = min(lo, gg.minTTL), max(hi, gg.maxTTL)
+		}
+	}
+	if lo == inf {
+		return 0, inf
 	}
 	return lo, hi
 }
@@ -288,6 +293,49 @@ func (c *resCtx) checkExclusiveLease() {
 			best = k
 		case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
 			second = k
+		}
+	}
+	// A grant is valid at the instant it takes effect, somewhere between
+	// its first attempt's invoke line and its ok line: when another token
+	// is certainly valid throughout that window, both are valid then.
+	order := make([]int, len(c.grants))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return c.grants[order[a]].from < c.grants[order[b]].from })
+	best, second = -1, -1
+	k := 0
+	for _, gi := range order {
+		g := c.grants[gi]
+		for ; k < len(ps) && ps[k].s.less(at(g.from)); k++ {
+			p := &ps[k]
+			switch {
+			case best < 0 || ps[best].e.less(p.e):
+				if best >= 0 && ps[best].token != p.token {
+					second = best
+				}
+				best = k
+			case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
+				second = k
+			}
+		}
+		if g.minTTL < 1 {
+			continue
+		}
+		for _, q := range []int{best, second} {
+			if q < 0 || ps[q].token == g.token {
+				continue
+			}
+			if at(g.okLine).less(ps[q].e) {
+				pair := [2]int64{min(g.token, ps[q].token), max(g.token, ps[q].token)}
+				if !reported[pair] {
+					reported[pair] = true
+					c.add(ExclusiveLease, append(append([]int{}, ps[q].ev...), g.from, g.okLine),
+						"leases token=%d (%s) and token=%d (%s) were both certainly valid when token=%d was granted (between events %d and %d)",
+						ps[q].token, ps[q].who, g.token, c.holder(g.op), g.token, g.from, g.okLine)
+				}
+			}
+			break
 		}
 	}
 }

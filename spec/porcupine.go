@@ -76,10 +76,13 @@ type results struct {
 	hash uint64
 }
 
-// result is known: present with a payload, or absent.
+// result is known: present with a payload, or absent; or (other) present
+// with some payload other than payload — what a conflict shows of an id a
+// partial history has not shown yet.
 type result struct {
 	payload string
 	present bool
+	other   bool
 }
 
 func entryHash(id string, r result) uint64 {
@@ -89,6 +92,9 @@ func entryHash(id string, r result) uint64 {
 	if r.present {
 		h.Write([]byte(r.payload))
 		h.Write([]byte{1})
+	}
+	if r.other {
+		h.Write([]byte{2})
 	}
 	return h.Sum64()
 }
@@ -139,7 +145,7 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			if match {
 				s.fence, s.atLeast = in.Token, false
 				if r, known := s.lookup(in.ResultID); known && !r.present {
-					s = s.with(in.ResultID, result{in.Payload, true})
+					s = s.with(in.ResultID, result{in.Payload, true, false})
 				}
 			}
 			return true, s
@@ -170,7 +176,13 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			}
 			s.fence, s.atLeast = in.Token, false
 			r, known := s.lookup(in.ResultID)
-			return !known || r.present && r.payload != in.Payload, s
+			switch {
+			case !known:
+				return true, s.with(in.ResultID, result{in.Payload, true, true})
+			case r.other:
+				return true, s
+			}
+			return r.present && r.payload != in.Payload, s
 		}
 		if !match {
 			return false, s
@@ -183,6 +195,12 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 		// its own first write (or written for a retry): Either.
 		r, known := s.lookup(in.ResultID)
 		switch {
+		case known && r.other:
+			// Present with a payload other than r.payload: perhaps this one.
+			if r.payload == in.Payload || out.Outcome == history.Written && !out.Either {
+				return false, s
+			}
+			s = s.with(in.ResultID, result{in.Payload, true, false})
 		case known && r.present:
 			if r.payload != in.Payload || out.Outcome == history.Written && !out.Either {
 				return false, s
@@ -191,9 +209,9 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			if out.Outcome == history.Replayed && !out.Either {
 				return false, s
 			}
-			s = s.with(in.ResultID, result{in.Payload, true})
+			s = s.with(in.ResultID, result{in.Payload, true, false})
 		default:
-			s = s.with(in.ResultID, result{in.Payload, true})
+			s = s.with(in.ResultID, result{in.Payload, true, false})
 		}
 		return true, s
 	case history.Read:
@@ -201,8 +219,14 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			return true, s
 		}
 		r, known := s.lookup(in.ResultID)
-		if !known {
-			return true, s.with(in.ResultID, result{out.Payload, out.HasPayload})
+		switch {
+		case !known:
+			return true, s.with(in.ResultID, result{out.Payload, out.HasPayload, false})
+		case r.other:
+			if !out.HasPayload || out.Payload == r.payload {
+				return false, s
+			}
+			return true, s.with(in.ResultID, result{out.Payload, true, false})
 		}
 		return r.present == out.HasPayload && r.payload == out.Payload, s
 	}
@@ -342,7 +366,9 @@ func describeSinkState(s sinkState) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if r := s.res.m[id]; r.present {
+		if r := s.res.m[id]; r.other {
+			fmt.Fprintf(&b, "%s: not %s", quote(id), quote(r.payload))
+		} else if r.present {
 			fmt.Fprintf(&b, "%s: %s", quote(id), quote(r.payload))
 		} else {
 			fmt.Fprintf(&b, "%s: absent", quote(id))
