@@ -459,7 +459,7 @@ func (b *brute) fencing() bool {
 		switch {
 		case o.res == history.OK && (o.f == history.Acquire || o.f == history.Advance):
 			os = append(os, obs{o.end, o.out.Token})
-		case b.accepted(i) && o.apply >= 0:
+		case b.accepted(i) && o.apply >= 0 && o.av.Outcome != "":
 			os = append(os, obs{o.apply, o.in.Token})
 		case b.accepted(i):
 			os = append(os, obs{o.end, o.in.Token})
@@ -494,7 +494,7 @@ func (b *brute) fencing() bool {
 			continue
 		}
 		fence, has := o.out.Fence, o.out.HasFence && o.res == history.OK
-		if o.apply >= 0 && o.av.HasFence {
+		if o.apply >= 0 && o.av.Outcome != "" && o.av.HasFence {
 			fence, has = o.av.Fence, true
 		}
 		all := true

@@ -664,7 +664,7 @@ func (c *resCtx) acceptedWrites() []accepted {
 		}
 		acc := accepted{op: i, apply: -1, token: c.in(i).Token, v: c.in(i), first: o.inv, last: o.end,
 			firstTime: c.invTime(i)}
-		if v := c.out(i); v.HasFence && !hasApply {
+		if v := c.out(i); v.HasFence {
 			acc.fence, acc.hasFence, acc.fenceLine = v.Fence, true, o.end
 		}
 		out = append(out, acc)
