@@ -61,6 +61,7 @@ const (
 	bugWrittenAlways
 	bugVolatileCounter
 	bugTakeoverNoAdvance
+	bugForeignFence // the sink's fence moves without an advance (one fence for many resources)
 	nBugs = iota
 )
 
@@ -382,8 +383,12 @@ func simHistory(rng *rand.Rand, maxOps int) *history.History {
 			if len(open) > 0 {
 				s.complete(open[rng.IntN(len(open))])
 			}
-		case p < 95:
+		case p < 92:
 			s.now += int64(1 + rng.IntN(4))
+		case p < 95:
+			if s.bugs&bugForeignFence != 0 {
+				s.fence += 1 + rng.Int64N(2)
+			}
 		default:
 			w := s.ws[rng.IntN(3)]
 			if w.op != nil && w.op.f == history.Write && !w.op.effected && rng.IntN(2) == 0 {
