@@ -185,6 +185,7 @@ type resCtx struct {
 	firstWildAcq int             // invoke line of the first wild acquire (see wild), or -1
 	wild         map[int]bool    // op index of an info/open acquire whose request has no single granted token
 	tokenGrants  map[int64][]int // token -> its grants, in order
+	byFrom       []int           // grant indexes by first attempt line (order0)
 	applies      []apply         // the resource's apply events, in line order
 	applyOf      map[int]int     // op index of a write -> index in applies of the apply that decided it
 }

@@ -205,6 +205,7 @@ func (c *resCtx) checkExclusiveLease() {
 	at := func(line int) point { return point{c.h.Events[line].Time, line} }
 
 	var ps []piece
+	grantEnd := make([]point, len(c.grants)) // per grant: until when its token is certainly valid after it took effect
 	for _, t := range tokens {
 		effs := byToken[t]
 		sort.Slice(effs, func(a, b int) bool { return effs[a].first < effs[b].first })
@@ -241,6 +242,9 @@ func (c *resCtx) checkExclusiveLease() {
 				if r[1] > e.first {
 					end = minPoint(end, at(r[0]))
 				}
+			}
+			if e.grant >= 0 {
+				grantEnd[e.grant] = end
 			}
 			start := at(e.okLine)
 			if !start.less(end) {
@@ -295,6 +299,38 @@ func (c *resCtx) checkExclusiveLease() {
 			second = k
 		}
 	}
+	// Two grants g, h of different tokens: whichever took effect later did
+	// so while the other was still valid when h's ok comes before the end
+	// of g's certain validity after its effect (if g may come first), and
+	// g's ok before the end of h's (if h may come first).
+	byFrom := order0(c)
+	for a, gi := range byFrom {
+		g := c.grants[gi]
+		if g.minTTL < 1 {
+			continue
+		}
+		for _, hi := range byFrom[a+1:] {
+			h := c.grants[hi]
+			if h.token == g.token || h.minTTL < 1 {
+				continue
+			}
+			if !at(h.from).less(grantEnd[gi]) {
+				break // h's window starts after g's certain validity: so do the later ones
+			}
+			gFirst := g.from < h.okLine // g may take effect before h
+			hFirst := h.from < g.okLine
+			if gFirst && !at(h.okLine).less(grantEnd[gi]) || hFirst && !at(g.okLine).less(grantEnd[hi]) {
+				continue
+			}
+			pair := [2]int64{min(g.token, h.token), max(g.token, h.token)}
+			if !reported[pair] {
+				reported[pair] = true
+				c.add(ExclusiveLease, []int{g.from, g.okLine, h.from, h.okLine},
+					"leases token=%d (%s) and token=%d (%s) were both certainly valid when the later of the two grants took effect",
+					g.token, c.holder(g.op), h.token, c.holder(h.op))
+			}
+		}
+	}
 	// A grant is valid at the instant it takes effect, somewhere between
 	// its first attempt's invoke line and its ok line: when another token
 	// is certainly valid throughout that window, both are valid then.
@@ -338,6 +374,18 @@ func (c *resCtx) checkExclusiveLease() {
 			break
 		}
 	}
+}
+
+// order0 returns the grant indexes sorted by first attempt line (cached).
+func order0(c *resCtx) []int {
+	if c.byFrom == nil {
+		c.byFrom = make([]int, len(c.grants))
+		for i := range c.byFrom {
+			c.byFrom[i] = i
+		}
+		sort.SliceStable(c.byFrom, func(a, b int) bool { return c.grants[c.byFrom[a]].from < c.grants[c.byFrom[b]].from })
+	}
+	return c.byFrom
 }
 
 // held reports whether token t is certainly held when the lease effect e (a
