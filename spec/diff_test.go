@@ -62,7 +62,7 @@ const (
 	bugVolatileCounter
 	bugTakeoverNoAdvance
 	bugForeignFence // the sink's fence moves without an advance (one fence for many resources)
-	nBugs = iota
+	nBugs           = iota
 )
 
 type sim struct {
