@@ -490,11 +490,15 @@ func (c *resCtx) indexApplies() {
 	if len(c.applies) == 0 {
 		return
 	}
-	byWriter := map[string][]int{}
+	type wkey struct {
+		writer, resultID string
+		token            int64
+	}
+	byKey := map[wkey][]int{} // the writes of one writer, token and resultId, in invoke order
 	for i, o := range c.ops {
 		if o.kind == kWrite {
-			p := c.h.Events[o.inv].Process
-			byWriter[p] = append(byWriter[p], i)
+			k := wkey{c.h.Events[o.inv].Process, c.in(i).ResultID, c.in(i).Token}
+			byKey[k] = append(byKey[k], i)
 		}
 	}
 	for k := range c.applies {
@@ -502,37 +506,30 @@ func (c *resCtx) indexApplies() {
 		a.v = &c.h.Events[a.line].Value
 		a.taken = a.v.Outcome != ""
 		a.op = -1
-		best := -1
-		for _, i := range byWriter[a.v.Writer] {
+		ws := byKey[wkey{a.v.Writer, a.v.ResultID, a.v.Token}]
+		dup := c.dups.hit(a.v.Writer)
+		// From the latest write invoked before the apply backwards: the
+		// first that fits is the one whose window holds the apply (only the
+		// latest can), else the latest earlier info one.
+		for j := sort.Search(len(ws), func(j int) bool { return c.ops[ws[j]].inv > a.line }) - 1; j >= 0; j-- {
+			i := ws[j]
 			o := c.ops[i]
-			if o.inv > a.line {
-				break
-			}
 			if _, used := c.applyOf[i]; used {
 				continue
 			}
 			w := c.in(i)
-			if w.Token != a.v.Token || w.ResultID != a.v.ResultID ||
-				a.v.HasPayload && w.Payload != a.v.Payload || a.v.Task != "" && w.Task != a.v.Task {
+			if a.v.HasPayload && w.Payload != a.v.Payload || a.v.Task != "" && w.Task != a.v.Task {
 				continue
 			}
-			dup := c.dups.hit(a.v.Writer)
 			switch {
 			case o.res == history.OK && !a.taken && !dup, o.res == history.Fail && a.taken && !dup:
 				continue
 			case o.end >= 0 && o.end < a.line && o.res != history.Info:
 				continue
 			}
-			inWindow := o.end < 0 || o.end > a.line
-			if inWindow {
-				best = i
-				break
-			}
-			best = i // the latest earlier info write so far
-		}
-		if best >= 0 {
-			a.op = best
-			c.applyOf[best] = k
+			a.op = i
+			c.applyOf[i] = k
+			break
 		}
 	}
 }
