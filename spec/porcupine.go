@@ -63,6 +63,9 @@ type sinkState struct {
 	// atLeast: the fence is only known to be >= fence (an info advance
 	// happened, or a partial history has not shown it yet).
 	atLeast bool
+	// not: while atLeast, a value the fence is known not to be (a fenced
+	// rejection of that token); 0 for none.
+	not int64
 	// partial: a result id with no entry in res is unknown rather than
 	// absent.
 	partial bool
@@ -131,19 +134,19 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			if s.fence < math.MaxInt64 {
 				s.fence++
 			}
-			s.atLeast = true
+			s.atLeast, s.not = true, 0
 			return true, s
 		}
 		if out.Token <= s.fence {
 			return false, s
 		}
-		s.fence, s.atLeast = out.Token, false
+		s.fence, s.atLeast, s.not = out.Token, false, 0
 		return true, s
 	case history.Write:
-		match := in.Token == s.fence || s.atLeast && in.Token > s.fence
+		match := in.Token == s.fence || s.atLeast && in.Token > s.fence && (s.not == 0 || in.Token != s.not)
 		if !out.Known {
 			if match {
-				s.fence, s.atLeast = in.Token, false
+				s.fence, s.atLeast, s.not = in.Token, false, 0
 				if r, known := s.lookup(in.ResultID); known && !r.present {
 					s = s.with(in.ResultID, result{in.Payload, true, false})
 				}
@@ -152,10 +155,10 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 		}
 		if out.HasFence {
 			// The sink says what its fence was at this instant.
-			if out.Fence < s.fence || !s.atLeast && out.Fence != s.fence {
+			if out.Fence < s.fence || !s.atLeast && out.Fence != s.fence || s.atLeast && s.not != 0 && out.Fence == s.not {
 				return false, s
 			}
-			s.fence, s.atLeast = out.Fence, false
+			s.fence, s.atLeast, s.not = out.Fence, false, 0
 			match = in.Token == s.fence
 		}
 		switch out.Error {
@@ -167,14 +170,27 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			return true, s
 		case history.Fenced:
 			// The token check failed: legal unless the fence is known to
-			// equal the token.
-			return s.atLeast || in.Token != s.fence, s
+			// equal the token. A fence known only from below is now known
+			// not to be the token (one such value is kept).
+			if !s.atLeast {
+				return in.Token != s.fence, s
+			}
+			switch {
+			case in.Token == s.fence && s.fence < math.MaxInt64:
+				s.fence++
+			case in.Token > s.fence && s.not == 0:
+				s.not = in.Token
+			}
+			if s.not == s.fence && s.fence < math.MaxInt64 {
+				s.fence, s.not = s.fence+1, 0
+			}
+			return true, s
 		case history.Conflict:
 			// The token check passed and the id holds another payload.
 			if !match {
 				return false, s
 			}
-			s.fence, s.atLeast = in.Token, false
+			s.fence, s.atLeast, s.not = in.Token, false, 0
 			r, known := s.lookup(in.ResultID)
 			switch {
 			case !known:
@@ -187,7 +203,7 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 		if !match {
 			return false, s
 		}
-		s.fence, s.atLeast = in.Token, false
+		s.fence, s.atLeast, s.not = in.Token, false, 0
 		// written: the id was absent and now holds the payload; replayed: it
 		// held this payload already. When the network duplicates a write, the
 		// copy that took effect and the copy whose reply the client saw can
@@ -243,14 +259,14 @@ func sinkModel(partial bool, grantOp string) porcupine.Model {
 		},
 		Equal: func(a, b any) bool {
 			x, y := a.(sinkState), b.(sinkState)
-			return x.fence == y.fence && x.atLeast == y.atLeast &&
+			return x.fence == y.fence && x.atLeast == y.atLeast && x.not == y.not &&
 				(x.res == y.res || x.res.hash == y.res.hash && maps.Equal(x.res.m, y.res.m))
 		},
 		Hash: func(state any) uint64 {
 			s := state.(sinkState)
 			h := uint64(s.fence)*0x9e3779b97f4a7c15 ^ s.res.hash
 			if s.atLeast {
-				h ^= 0x5555
+				h ^= 0x5555 ^ uint64(s.not)*0xbf58476d1ce4e5b9
 			}
 			return h
 		},
@@ -357,6 +373,9 @@ func describeSinkState(s sinkState) string {
 	var b strings.Builder
 	if s.atLeast {
 		fmt.Fprintf(&b, "fence>=%d", s.fence)
+		if s.not != 0 {
+			fmt.Fprintf(&b, " fence!=%d", s.not)
+		}
 	} else {
 		fmt.Fprintf(&b, "fence=%d", s.fence)
 	}
