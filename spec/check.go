@@ -84,6 +84,18 @@ func Check(h *history.History, opt Options) Report {
 		groups[g] = append(groups[g], op{inv: o.Invoke, end: o.Complete, kind: kindOf(e.F), res: h.Result(o)})
 	}
 
+	appl := map[string][]int{}
+	for i := range h.Events {
+		if e := &h.Events[i]; e.F == history.Apply {
+			if _, ok := byName[e.Resource]; !ok {
+				byName[e.Resource] = len(names)
+				names = append(names, e.Resource)
+				groups = append(groups, nil)
+			}
+			appl[e.Resource] = append(appl[e.Resource], i)
+		}
+	}
+
 	dups := duplicated(h)
 	results := make([]resResult, len(names))
 	var next atomic.Int64
@@ -96,7 +108,7 @@ func Check(h *history.History, opt Options) Report {
 					return
 				}
 				c := newResCtx(h, names[g], groups[g])
-				c.dups = dups
+				c.setSink(dups, appl[names[g]])
 				c.checkAll(opt)
 				results[g] = c.result()
 				groups[g] = nil // let the memory go
@@ -170,9 +182,20 @@ type resCtx struct {
 	// Indexes built once by newResCtx.
 	grants       []grant         // distinct grants, in order of their first ok line
 	grantOfOp    map[int]int     // op index of an ok acquire -> its grant
-	firstAttempt map[reqKey]int  // request -> invoke line of its first non-fail attempt
-	firstInfoAcq int             // invoke line of the first info/open acquire, or -1
+	firstWildAcq int             // invoke line of the first wild acquire (see wild), or -1
+	wild         map[int]bool    // op index of an info/open acquire whose request has no single granted token
 	tokenGrants  map[int64][]int // token -> its grants, in order
+	byFrom       []int           // grant indexes by first attempt line (order0)
+	applies      []apply         // the resource's apply events, in line order
+	applyOf      map[int]int     // op index of a write -> index in applies of the apply that decided it
+}
+
+// apply is a sink-side apply event: the instant the sink decided a write.
+type apply struct {
+	line  int
+	op    int // the write it decided (op index), -1 when none matches
+	v     *history.Value
+	taken bool // the write was applied (outcome), else rejected (error)
 }
 
 // dupSet names the processes whose messages a duplicate fault hit (all:
@@ -213,42 +236,64 @@ func duplicated(h *history.History) dupSet {
 type reqKey struct{ owner, incarnation, requestID string }
 
 // grant is a distinct grant: the first ok acquire for one request and token.
-// Later oks for the same request and token are replays of it.
+// Later oks for the same request and token are replays of it. Its effect
+// took place during one of its attempts: the request's info or open
+// attempts and its ok attempts with the same token, invoked before the
+// grant's ok line (an ok attempt with another token took effect as another
+// grant; a fail never did).
 type grant struct {
 	op       int   // op index of the first ok
 	token    int64 // the token granted
-	ttl      int64
-	from     int   // invoke line of the request's first non-fail attempt
+	ttl      int64 // the ok's ttl, else its invoke's (for messages)
+	from     int   // invoke line of the first attempt that may have granted it
 	fromTime int64 // its time
 	okLine   int
 	okTime   int64
 	key      reqKey
+	attempts []int // op indexes of the attempts that may have granted it
+	// minEnd is the earliest deadline any of them can have set (invoke
+	// time + ttl); maxTTL the largest ttl it can have been granted for.
+	minEnd, maxTTL int64
+	minTTL         int64 // the smallest ttl it can have been granted for
 }
 
 func newResCtx(h *history.History, name string, ops []op) *resCtx {
 	c := &resCtx{h: h, name: name, partial: h.Header.Partial, ops: ops, found: map[string][]Violation{},
-		grantOfOp: map[int]int{}, firstAttempt: map[reqKey]int{}, firstInfoAcq: -1, tokenGrants: map[int64][]int{}}
+		grantOfOp: map[int]int{}, firstWildAcq: -1, wild: map[int]bool{}, tokenGrants: map[int64][]int{},
+		applyOf: map[int]int{}}
 	type grantKey struct {
 		reqKey
 		token int64
 	}
 	seen := map[grantKey]int{}
 	var oks []int
+	reqAttempts := map[reqKey][]int{} // request -> its non-fail attempts, in invoke order
+	reqTokens := map[reqKey]map[int64]bool{}
 	for i, o := range ops {
 		if o.kind != kAcquire || o.res == history.Fail {
 			continue
 		}
 		k := c.reqKeyOf(i)
-		if _, ok := c.firstAttempt[k]; !ok {
-			c.firstAttempt[k] = o.inv
-		}
-		if o.res == history.Info {
-			if c.firstInfoAcq < 0 {
-				c.firstInfoAcq = o.inv
+		reqAttempts[k] = append(reqAttempts[k], i)
+		if o.res == history.OK {
+			oks = append(oks, i)
+			if reqTokens[k] == nil {
+				reqTokens[k] = map[int64]bool{}
 			}
-			continue
+			reqTokens[k][c.out(i).Token] = true
 		}
-		oks = append(oks, i)
+	}
+	// An info or open attempt of a request with exactly one granted token
+	// is that grant's effect or a replay of it. Any other (no ok at all, or
+	// a coordinator that granted one request several tokens) may have
+	// granted any token at any later instant: it is wild.
+	for i, o := range ops {
+		if o.kind == kAcquire && o.res == history.Info && len(reqTokens[c.reqKeyOf(i)]) != 1 {
+			c.wild[i] = true
+			if c.firstWildAcq < 0 {
+				c.firstWildAcq = o.inv
+			}
+		}
 	}
 	// Grants are numbered in the order of their ok lines.
 	sort.SliceStable(oks, func(a, b int) bool { return ops[oks[a]].end < ops[oks[b]].end })
@@ -259,12 +304,26 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 			c.grantOfOp[i] = g
 			continue
 		}
-		from := c.firstAttempt[gk.reqKey]
-		g := grant{op: i, token: gk.token, ttl: c.out(i).TTL, from: from, fromTime: h.Events[from].Time,
-			okLine: o.end, okTime: h.Events[o.end].Time, key: gk.reqKey}
-		if g.ttl == 0 {
-			g.ttl = c.in(i).TTL
+		g := grant{op: i, token: gk.token, ttl: c.grantTTL(i), okLine: o.end, okTime: h.Events[o.end].Time,
+			key: gk.reqKey, from: -1, minEnd: inf, maxTTL: negInf, minTTL: inf}
+		okTTL := c.out(i).TTL
+		for _, a := range reqAttempts[gk.reqKey] {
+			if ops[a].inv >= o.end || ops[a].res == history.OK && c.out(a).Token != gk.token {
+				continue
+			}
+			g.attempts = append(g.attempts, a)
+			if g.from < 0 {
+				g.from = ops[a].inv
+			}
+			lo, hi := c.in(a).TTL, c.in(a).TTL
+			if okTTL > 0 {
+				lo, hi = min(lo, okTTL), max(hi, okTTL)
+			}
+			g.minEnd = min(g.minEnd, c.invTime(a)+lo)
+			g.maxTTL = max(g.maxTTL, hi)
+			g.minTTL = min(g.minTTL, lo)
 		}
+		g.fromTime = h.Events[g.from].Time
 		seen[gk] = len(c.grants)
 		c.grantOfOp[i] = len(c.grants)
 		c.tokenGrants[g.token] = append(c.tokenGrants[g.token], len(c.grants))
@@ -367,8 +426,16 @@ func (c *resCtx) describe(i int) string {
 		}
 	case kWrite:
 		fmt.Fprintf(&b, "write token=%d resultId=%s payload=%s", v.Token, quote(v.ResultID), quote(v.Payload))
-		if c.ops[i].res == history.OK {
+		if k, ok := c.applyOf[i]; ok {
+			a := c.applies[k].v
+			fmt.Fprintf(&b, " -> %s%s (applied at event %d)", a.Outcome, a.Error, c.applies[k].line)
+			return b.String()
+		}
+		switch c.ops[i].res {
+		case history.OK:
 			fmt.Fprintf(&b, " -> %s", c.out(i).Outcome)
+		case history.Fail:
+			fmt.Fprintf(&b, " -> %s", c.out(i).Error)
 		}
 	case kRead:
 		fmt.Fprintf(&b, "read resultId=%s", quote(v.ResultID))
@@ -384,4 +451,85 @@ func (c *resCtx) describe(i int) string {
 		fmt.Fprintf(&b, " (%s)", c.ops[i].res)
 	}
 	return b.String()
+}
+
+// setSink gives the context the duplicate faults and the lines of the
+// resource's apply events, and matches those to their writes.
+func (c *resCtx) setSink(d dupSet, lines []int) {
+	c.dups = d
+	c.applies = make([]apply, len(lines))
+	for k, l := range lines {
+		c.applies[k].line = l
+	}
+	c.indexApplies()
+}
+
+// applyLines returns the lines of the apply events on one resource.
+func applyLines(h *history.History, resource string) []int {
+	var out []int
+	for i := range h.Events {
+		if e := &h.Events[i]; e.F == history.Apply && e.Resource == resource {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// indexApplies matches each apply event of the resource (c.applies holds
+// their lines) to the write it decided: a write by value.writer with the same
+// token and resultId (and payload and task, where the apply names them),
+// invoked before the apply line and not matched yet, whose outcome does not
+// contradict the apply's (an ok write was applied, a failed one rejected,
+// unless a duplicate fault hit its process; an info or open write either).
+// The write whose invoke–completion window holds the apply line is preferred
+// (a process has at most one such); else the latest earlier info write (the
+// writer gave up on it and the sink decided it late). An apply that matches
+// no write stays unmatched (op -1): a write from before a partial history,
+// or, in a history that is not partial, a linearizable-sink violation.
+func (c *resCtx) indexApplies() {
+	if len(c.applies) == 0 {
+		return
+	}
+	type wkey struct {
+		writer, resultID string
+		token            int64
+	}
+	byKey := map[wkey][]int{} // the writes of one writer, token and resultId, in invoke order
+	for i, o := range c.ops {
+		if o.kind == kWrite {
+			k := wkey{c.h.Events[o.inv].Process, c.in(i).ResultID, c.in(i).Token}
+			byKey[k] = append(byKey[k], i)
+		}
+	}
+	for k := range c.applies {
+		a := &c.applies[k]
+		a.v = &c.h.Events[a.line].Value
+		a.taken = a.v.Outcome != ""
+		a.op = -1
+		ws := byKey[wkey{a.v.Writer, a.v.ResultID, a.v.Token}]
+		dup := c.dups.hit(a.v.Writer)
+		// From the latest write invoked before the apply backwards: the
+		// first that fits is the one whose window holds the apply (only the
+		// latest can), else the latest earlier info one.
+		for j := sort.Search(len(ws), func(j int) bool { return c.ops[ws[j]].inv > a.line }) - 1; j >= 0; j-- {
+			i := ws[j]
+			o := c.ops[i]
+			if _, used := c.applyOf[i]; used {
+				continue
+			}
+			w := c.in(i)
+			if a.v.HasPayload && w.Payload != a.v.Payload || a.v.Task != "" && w.Task != a.v.Task {
+				continue
+			}
+			switch {
+			case o.res == history.OK && !a.taken && !dup, o.res == history.Fail && a.taken && !dup:
+				continue
+			case o.end >= 0 && o.end < a.line && o.res != history.Info:
+				continue
+			}
+			a.op = i
+			c.applyOf[i] = k
+			break
+		}
+	}
 }

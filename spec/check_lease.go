@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"container/heap"
+	"fmt"
+	"math"
 	"sort"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -20,27 +23,38 @@ func (c *resCtx) grantTTL(i int) int64 {
 	return c.in(i).TTL
 }
 
-// renewTTL returns the ttl a renew asks for: its own, else the ttl of the
-// first grant of its token; 0 when neither is known.
-func (c *resCtx) renewTTL(i int) int64 {
+// renewTTL returns the range of ttls a renew may have set: its own, else
+// that of a grant of its token (the smallest and largest any attempt can
+// have been granted for); lo 0 and hi inf when neither is known.
+//
+// Only grants that may have taken effect before the renew count (first
+// attempted before its completion); with none, the ttl is unknown.
+func (c *resCtx) renewTTL(i int) (lo, hi int64) {
 	if t := c.in(i).TTL; t > 0 {
-		return t
+		return t, t
 	}
-	if gs := c.tokenGrants[c.in(i).Token]; len(gs) > 0 {
-		return c.grants[gs[0]].ttl
+	end := c.ops[i].end
+	lo, hi = inf, negInf
+	for _, g := range c.tokenGrants[c.in(i).Token] {
+		if gg := c.grants[g]; end < 0 || gg.from < end {
+			lo, hi = min(lo, gg.minTTL), max(hi, gg.maxTTL)
+		}
 	}
-	return 0
+	if lo == inf {
+		return 0, inf
+	}
+	return lo, hi
 }
 
 // deadlineTerm is the latest deadline that a renew (ok or info) may have set:
-// its completion time + ttl, or inf for an info or open renew, or when its
-// ttl is unknown.
+// its completion time + its largest ttl, or inf for an info or open renew,
+// or when its ttl is unknown.
 func (c *resCtx) deadlineTerm(i int) int64 {
-	ttl := c.renewTTL(i)
-	if c.ops[i].res != history.OK || ttl == 0 {
+	_, hi := c.renewTTL(i)
+	if c.ops[i].res != history.OK || hi == inf {
 		return inf
 	}
-	return c.endTime(i) + ttl
+	return c.endTime(i) + hi
 }
 
 // renewSeries returns, per token, the renews of that token that may have
@@ -65,51 +79,189 @@ func (c *resCtx) renewSeries() map[int64]*series {
 	return m
 }
 
+// point is an instant of a history: a time and a line. Points compare by
+// time, then line; a deadline D is the point (D, -1): at time D the lease
+// has expired, whatever the line.
+type point struct {
+	time int64
+	line int
+}
+
+func (p point) less(q point) bool { return p.time < q.time || p.time == q.time && p.line < q.line }
+
+func minPoint(p, q point) point {
+	if q.less(p) {
+		return q
+	}
+	return p
+}
+
+// leaseEffect is a grant or a renew of one token that may have set its
+// deadline: sometime after line first (at a time >= firstTime) and before
+// line last (inf: an info or open one, any later instant or never).
+type leaseEffect struct {
+	first, last int
+	firstTime   int64
+	lo          int64 // the smallest ttl it may have set
+	minEnd      int64 // the earliest deadline it may have set
+	okLine      int   // the line by which it certainly took effect, -1 if it may not have
+	grant       int   // grant index, or -1 for a renew
+	op          int
+}
+
+// ttlHeap is a min-heap of (ttl, last line) for the sweep of exclusive-lease.
+type ttlHeap [][2]int64
+
+func (h ttlHeap) Len() int           { return len(h) }
+func (h ttlHeap) Less(i, j int) bool { return h[i][0] < h[j][0] }
+func (h ttlHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ttlHeap) Push(x any)        { *h = append(*h, x.([2]int64)) }
+func (h *ttlHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 // checkExclusiveLease: two leases with different tokens certainly valid at
-// one instant. A grant (acquire ok at time O, first attempt of its request
-// invoked at time I, ttl L) is certainly valid during [O, I+L); an ok renew
-// (invoked at I', ok at O', ttl L') makes its token certainly valid during
-// [O', I'+L'); a release of the token (ok, info or open) invoked at time T
-// cuts all of them at T. Two such intervals of different tokens that overlap
-// are a violation, reported once per pair of tokens.
+// one instant (a point: time, then line). A token is valid from a grant
+// until a release or its deadline; the deadline is set by the last grant or
+// renew of the token that took effect (its instant + its ttl). For each grant
+// or renew e that certainly took effect by line O (its ok), the token is
+// certainly valid from point O until the earliest of
+//   - the earliest deadline e can have set (first attempt's invoke time +
+//     the smallest ttl it may carry);
+//   - for every other grant or renew f of the token (ok, info or open; and
+//     every wild acquire, which may have granted any token) that may have
+//     taken effect after e: the earliest deadline f can then set,
+//     max(f's invoke time, e's) + f's smallest ttl — a renew may shorten a
+//     lease;
+//   - the invoke of a release of the token (ok, info or open) that may have
+//     taken effect after e.
+//
+// A renew counts only while its token is certainly held: after a grant of it
+// certainly before the renew, with no release possibly between them (or, in
+// a partial history, when the token was granted before the first event: no
+// grant or release of it before the renew). Two such intervals of different
+// tokens that overlap are a violation, reported once per pair of tokens.
 func (c *resCtx) checkExclusiveLease() {
 	type piece struct {
 		token int64
-		s, e  int64
+		s, e  point
 		ev    []int
 		who   string
 	}
-	cut := map[int64]int64{} // token -> earliest invoke time of a release that may have taken effect
+	const never = math.MaxInt
+	byToken := map[int64][]leaseEffect{}
+	rels := map[int64][][2]int{} // token -> releases that may have taken effect: invoke line, last line
+	var tokens []int64
+	addEff := func(t int64, e leaseEffect) {
+		if _, ok := byToken[t]; !ok {
+			tokens = append(tokens, t)
+		}
+		byToken[t] = append(byToken[t], e)
+	}
+	for gi, g := range c.grants {
+		addEff(g.token, leaseEffect{first: g.from, last: g.okLine, firstTime: g.fromTime, lo: g.minTTL,
+			minEnd: g.minEnd, okLine: g.okLine, grant: gi, op: g.op})
+	}
+	type wildAcq struct {
+		line int
+		time int64
+		ttl  int64
+	}
+	var wilds []wildAcq
 	for i, o := range c.ops {
-		if o.kind == kRelease && o.res != history.Fail {
+		switch {
+		case o.kind == kRenew && o.res != history.Fail:
+			lo, _ := c.renewTTL(i)
+			e := leaseEffect{first: o.inv, last: never, firstTime: c.invTime(i), lo: lo, minEnd: c.invTime(i) + lo,
+				okLine: -1, grant: -1, op: i}
+			if o.res == history.OK {
+				e.last, e.okLine = o.end, o.end
+			}
+			addEff(c.in(i).Token, e)
+		case o.kind == kRelease && o.res != history.Fail:
+			last := never
+			if o.res == history.OK {
+				last = o.end
+			}
 			t := c.in(i).Token
-			if cur, ok := cut[t]; !ok || c.invTime(i) < cur {
-				cut[t] = c.invTime(i)
-			}
+			rels[t] = append(rels[t], [2]int{o.inv, last})
+		case c.wild[i]:
+			wilds = append(wilds, wildAcq{o.inv, c.invTime(i), c.in(i).TTL})
 		}
 	}
+	// Wild acquires, by invoke line: suffix minima of time + ttl and prefix
+	// minima of ttl.
+	wSuf, wPre := make([]int64, len(wilds)+1), make([]int64, len(wilds)+1)
+	wSuf[len(wilds)], wPre[0] = inf, inf
+	for k := len(wilds) - 1; k >= 0; k-- {
+		wSuf[k] = min(wSuf[k+1], wilds[k].time+wilds[k].ttl)
+	}
+	for k, w := range wilds {
+		wPre[k+1] = min(wPre[k], w.ttl)
+	}
+	at := func(line int) point { return point{c.h.Events[line].Time, line} }
+
 	var ps []piece
-	addPiece := func(t, s, e int64, ev []int, who string) {
-		if x, ok := cut[t]; ok && x < e {
-			e = x
+	grantEnd := make([]point, len(c.grants)) // per grant: until when its token is certainly valid after it took effect
+	for _, t := range tokens {
+		effs := byToken[t]
+		sort.Slice(effs, func(a, b int) bool { return effs[a].first < effs[b].first })
+		// suf[k]: the smallest firstTime + lo among effs[k:].
+		suf := make([]int64, len(effs)+1)
+		suf[len(effs)] = inf
+		for k := len(effs) - 1; k >= 0; k-- {
+			suf[k] = min(suf[k+1], effs[k].firstTime+effs[k].lo)
 		}
-		if s < e {
-			ps = append(ps, piece{t, s, e, ev, who})
-		}
-	}
-	for _, g := range c.grants {
-		addPiece(g.token, g.okTime, g.fromTime+g.ttl, []int{g.from, g.okLine}, c.holder(g.op))
-	}
-	for i, o := range c.ops {
-		if o.kind == kRenew && o.res == history.OK {
-			if ttl := c.renewTTL(i); ttl > 0 {
-				addPiece(c.in(i).Token, c.endTime(i), c.invTime(i)+ttl, c.events(i), c.holder(i))
+		var active ttlHeap // effects before the current one, by ttl, with their last line
+		for k, e := range effs {
+			for active.Len() > 0 && active[0][1] <= int64(e.first) {
+				heap.Pop(&active)
 			}
+			overlapLo := int64(inf) // smallest ttl of an earlier effect that may follow e
+			if active.Len() > 0 {
+				overlapLo = active[0][0]
+			}
+			heap.Push(&active, [2]int64{e.lo, int64(e.last)})
+			if e.okLine < 0 || !c.held(t, e, rels[t]) {
+				continue
+			}
+			end := point{e.minEnd, -1}
+			if overlapLo < inf {
+				end = minPoint(end, point{e.firstTime + overlapLo, -1})
+			}
+			end = minPoint(end, point{suf[k+1], -1})
+			w := sort.Search(len(wilds), func(i int) bool { return wilds[i].line > e.first })
+			end = minPoint(end, point{wSuf[w], -1})
+			if wPre[w] < inf {
+				end = minPoint(end, point{e.firstTime + wPre[w], -1})
+			}
+			for _, r := range rels[t] {
+				if r[1] > e.first {
+					end = minPoint(end, at(r[0]))
+				}
+			}
+			if e.grant >= 0 {
+				grantEnd[e.grant] = end
+			}
+			start := at(e.okLine)
+			if !start.less(end) {
+				continue
+			}
+			var ev []int
+			if e.grant >= 0 {
+				ev = []int{e.first, e.okLine}
+			} else {
+				ev = c.events(e.op)
+			}
+			ps = append(ps, piece{t, start, end, ev, c.holder(e.op)})
 		}
 	}
 	sort.SliceStable(ps, func(a, b int) bool {
 		if ps[a].s != ps[b].s {
-			return ps[a].s < ps[b].s
+			return ps[a].s.less(ps[b].s)
 		}
 		return ps[a].ev[0] < ps[b].ev[0]
 	})
@@ -120,28 +272,151 @@ func (c *resCtx) checkExclusiveLease() {
 	for k := range ps {
 		p := &ps[k]
 		for _, q := range []int{best, second} {
-			if q < 0 || ps[q].token == p.token || ps[q].e <= p.s {
+			if q < 0 || ps[q].token == p.token || !p.s.less(ps[q].e) {
 				continue
 			}
 			pair := [2]int64{min(p.token, ps[q].token), max(p.token, ps[q].token)}
 			if !reported[pair] {
 				reported[pair] = true
+				e := minPoint(p.e, ps[q].e)
+				during := fmt.Sprintf("during [%d, %d)", p.s.time, e.time)
+				if e.time <= p.s.time {
+					during = fmt.Sprintf("at time %d (event %d, before the release invoked at event %d)", p.s.time, p.s.line, e.line)
+				}
 				c.add(ExclusiveLease, append(append([]int{}, ps[q].ev...), p.ev...),
-					"leases token=%d (%s) and token=%d (%s) were both certainly valid during [%d, %d)",
-					ps[q].token, ps[q].who, p.token, p.who, p.s, min(p.e, ps[q].e))
+					"leases token=%d (%s) and token=%d (%s) were both certainly valid %s",
+					ps[q].token, ps[q].who, p.token, p.who, during)
 			}
 			break
 		}
 		switch {
-		case best < 0 || p.e > ps[best].e:
+		case best < 0 || ps[best].e.less(p.e):
 			if best >= 0 && ps[best].token != p.token {
 				second = best
 			}
 			best = k
-		case p.token != ps[best].token && (second < 0 || p.e > ps[second].e):
+		case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
 			second = k
 		}
 	}
+	// Two grants g, h of different tokens: whichever took effect later did
+	// so while the other was still valid when h's ok comes before the end
+	// of g's certain validity after its effect (if g may come first), and
+	// g's ok before the end of h's (if h may come first).
+	byFrom := order0(c)
+	for a, gi := range byFrom {
+		g := c.grants[gi]
+		if g.minTTL < 1 {
+			continue
+		}
+		for _, hi := range byFrom[a+1:] {
+			h := c.grants[hi]
+			if h.token == g.token || h.minTTL < 1 {
+				continue
+			}
+			if !at(h.from).less(grantEnd[gi]) {
+				break // h's window starts after g's certain validity: so do the later ones
+			}
+			gFirst := g.from < h.okLine // g may take effect before h
+			hFirst := h.from < g.okLine
+			if gFirst && !at(h.okLine).less(grantEnd[gi]) || hFirst && !at(g.okLine).less(grantEnd[hi]) {
+				continue
+			}
+			pair := [2]int64{min(g.token, h.token), max(g.token, h.token)}
+			if !reported[pair] {
+				reported[pair] = true
+				c.add(ExclusiveLease, []int{g.from, g.okLine, h.from, h.okLine},
+					"leases token=%d (%s) and token=%d (%s) were both certainly valid when the later of the two grants took effect",
+					g.token, c.holder(g.op), h.token, c.holder(h.op))
+			}
+		}
+	}
+	// A grant is valid at the instant it takes effect, somewhere between
+	// its first attempt's invoke line and its ok line: when another token
+	// is certainly valid throughout that window, both are valid then.
+	order := make([]int, len(c.grants))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return c.grants[order[a]].from < c.grants[order[b]].from })
+	best, second = -1, -1
+	k := 0
+	for _, gi := range order {
+		g := c.grants[gi]
+		for ; k < len(ps) && ps[k].s.less(at(g.from)); k++ {
+			p := &ps[k]
+			switch {
+			case best < 0 || ps[best].e.less(p.e):
+				if best >= 0 && ps[best].token != p.token {
+					second = best
+				}
+				best = k
+			case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
+				second = k
+			}
+		}
+		if g.minTTL < 1 {
+			continue
+		}
+		for _, q := range []int{best, second} {
+			if q < 0 || ps[q].token == g.token {
+				continue
+			}
+			if at(g.okLine).less(ps[q].e) {
+				pair := [2]int64{min(g.token, ps[q].token), max(g.token, ps[q].token)}
+				if !reported[pair] {
+					reported[pair] = true
+					c.add(ExclusiveLease, append(append([]int{}, ps[q].ev...), g.from, g.okLine),
+						"leases token=%d (%s) and token=%d (%s) were both certainly valid when token=%d was granted (between events %d and %d)",
+						ps[q].token, ps[q].who, g.token, c.holder(g.op), g.token, g.from, g.okLine)
+				}
+			}
+			break
+		}
+	}
+}
+
+// order0 returns the grant indexes sorted by first attempt line (cached).
+func order0(c *resCtx) []int {
+	if c.byFrom == nil {
+		c.byFrom = make([]int, len(c.grants))
+		for i := range c.byFrom {
+			c.byFrom[i] = i
+		}
+		sort.SliceStable(c.byFrom, func(a, b int) bool { return c.grants[c.byFrom[a]].from < c.grants[c.byFrom[b]].from })
+	}
+	return c.byFrom
+}
+
+// held reports whether token t is certainly held when the lease effect e (a
+// grant, or a renew) takes effect: a grant always makes it held; a renew
+// needs a grant of t certainly before it (its ok line before the renew's
+// invoke) with no release of t possibly between the two — or, in a partial
+// history, no grant and no release of t possibly before it (t was granted
+// before the first event).
+func (c *resCtx) held(t int64, e leaseEffect, rels [][2]int) bool {
+	if e.grant >= 0 {
+		return true
+	}
+	relBetween := func(after int) bool { // a release invoked before e's end, possibly after line after
+		for _, r := range rels {
+			if r[0] < e.last && r[1] > after {
+				return true
+			}
+		}
+		return false
+	}
+	earlier := false
+	for _, gi := range c.tokenGrants[t] {
+		g := c.grants[gi]
+		if g.from < e.last {
+			earlier = true
+		}
+		if g.okLine < e.first && !relBetween(g.from) {
+			return true
+		}
+	}
+	return c.partial && !earlier && !relBetween(-1)
 }
 
 // checkTokenMonotonic: a grant of token t whose request was first attempted
@@ -188,15 +463,27 @@ func (c *resCtx) checkAcquireIdempotent() {
 	}
 }
 
-// takeovers answers "is there a grant of another token than t, first
-// attempted after line lo, whose ok line is before line hi?" in O(log n):
-// grants sorted by first attempt, with suffix minima of their ok lines for
-// the two smallest distinct tokens.
+// leaseKey names a lease: its token and holder.
+type leaseKey struct {
+	token              int64
+	owner, incarnation string
+}
+
+func (c *resCtx) leaseOf(g int) leaseKey {
+	k := c.grants[g].key
+	return leaseKey{c.grants[g].token, k.owner, k.incarnation}
+}
+
+// takeovers answers "is there a grant of another lease than l (another
+// token, or the same token to another holder), first attempted after line
+// lo, whose ok line is before line hi?" in O(log n): grants sorted by first
+// attempt, with suffix minima of their ok lines for the two smallest
+// distinct leases.
 type takeovers struct {
 	c      *resCtx
 	order  []int // grant indexes by first attempt line
 	from   []int
-	b1, b2 []int // per suffix: grant with the smallest ok line; same among other tokens than b1's (-1: none)
+	b1, b2 []int // per suffix: grant with the smallest ok line; same among other leases than b1's (-1: none)
 }
 
 func newTakeovers(c *resCtx) *takeovers {
@@ -214,11 +501,11 @@ func newTakeovers(c *resCtx) *takeovers {
 		tk.from[k] = c.grants[g].from
 		switch {
 		case b1 < 0 || ok(g) < ok(b1):
-			if b1 >= 0 && c.grants[b1].token != c.grants[g].token {
+			if b1 >= 0 && c.leaseOf(b1) != c.leaseOf(g) {
 				b2 = b1
 			}
 			b1 = g
-		case c.grants[g].token != c.grants[b1].token && (b2 < 0 || ok(g) < ok(b2)):
+		case c.leaseOf(g) != c.leaseOf(b1) && (b2 < 0 || ok(g) < ok(b2)):
 			b2 = g
 		}
 		tk.b1[k], tk.b2[k] = b1, b2
@@ -226,13 +513,13 @@ func newTakeovers(c *resCtx) *takeovers {
 	return tk
 }
 
-func (tk *takeovers) find(lo, hi int, t int64) int {
+func (tk *takeovers) find(lo, hi int, l leaseKey) int {
 	k := sort.SearchInts(tk.from, lo+1)
 	if k == len(tk.from) {
 		return -1
 	}
 	for _, g := range []int{tk.b1[k], tk.b2[k]} {
-		if g >= 0 && tk.c.grants[g].token != t {
+		if g >= 0 && tk.c.leaseOf(g) != l {
 			if tk.c.grants[g].okLine < hi {
 				return g
 			}
@@ -243,31 +530,43 @@ func (tk *takeovers) find(lo, hi int, t int64) int {
 }
 
 // checkRenewValidity checks every ok renew R (owner o, incarnation n, token
-// t). Its candidate leases are the acquires by o/n invoked before R's ok line
-// that were ok with token t, or info or open (those may have granted t).
-//   - mismatch (not partial): no candidate at all;
-//   - takeover: all candidates ok, and a grant of another token, first
-//     attempted after the last candidate's ok line, was ok before R's invoke;
-//   - released: all candidates ok, and a release of t by o/n, invoked after
-//     the last candidate's ok line, was ok before R's invoke;
-//   - deadline: all candidates ok, and R's invoke time >= the latest deadline
-//     any timing allows: the max of each candidate's ok time + ttl and of
-//     each other renew of t invoked before R's ok line (ok: its ok time +
-//     ttl; info or open: unbounded).
+// t). Its candidate leases are the grants of t to o/n whose first attempt
+// was invoked before R's ok line. Nothing is concluded when o/n has a wild
+// acquire (an info or open one whose request has no single granted token)
+// invoked before R's ok line: it may have granted t to o/n at any instant.
+//   - mismatch: no candidate, and (not partial, or a grant certainly came
+//     before R: its ok line before R's invoke);
+//   - takeover: a grant of another lease (another token, or t to another
+//     holder), first attempted after the last candidate's ok line, was ok
+//     before R's invoke;
+//   - released: a release of t by o/n, invoked after the last candidate's ok
+//     line, was ok before R's invoke;
+//   - deadline: R's invoke time >= the latest deadline any timing allows:
+//     the max of each candidate's ok time + the largest ttl it may carry
+//     (replays of a grant do not extend it) and of each other renew of t
+//     invoked before R's ok line (ok: its ok time + ttl; info or open:
+//     unbounded).
 func (c *resCtx) checkRenewValidity() {
-	acqOK := map[holderTok][]int{}
-	firstInfo := map[holderTok]int{} // token 0: any token
+	byHolder := map[holderTok][]int{} // o/n/t -> grants
+	firstWild := map[holderTok]int{}  // token 0: any token
 	rels := map[holderTok][]int{}
+	for gi, g := range c.grants {
+		k := holderTok{g.key.owner, g.key.incarnation, g.token}
+		byHolder[k] = append(byHolder[k], gi)
+	}
+	firstOK := -1 // the first grant's ok line
+	for _, g := range c.grants {
+		if firstOK < 0 || g.okLine < firstOK {
+			firstOK = g.okLine
+		}
+	}
 	for i, o := range c.ops {
 		v := c.in(i)
 		switch {
-		case o.kind == kAcquire && o.res == history.OK:
-			k := holderTok{v.Owner, v.Incarnation, c.out(i).Token}
-			acqOK[k] = append(acqOK[k], i)
-		case o.kind == kAcquire && o.res == history.Info:
+		case c.wild[i]:
 			k := holderTok{v.Owner, v.Incarnation, 0}
-			if _, ok := firstInfo[k]; !ok {
-				firstInfo[k] = o.inv
+			if _, ok := firstWild[k]; !ok {
+				firstWild[k] = o.inv
 			}
 		case o.kind == kRelease && o.res == history.OK:
 			k := holderTok{v.Owner, v.Incarnation, v.Token}
@@ -283,16 +582,17 @@ func (c *resCtx) checkRenewValidity() {
 		v := c.in(i)
 		t := v.Token
 		var cands []int
-		for _, j := range acqOK[holderTok{v.Owner, v.Incarnation, t}] {
-			if c.ops[j].inv < o.end {
-				cands = append(cands, j)
+		for _, g := range byHolder[holderTok{v.Owner, v.Incarnation, t}] {
+			if c.grants[g].from < o.end {
+				cands = append(cands, g)
 			}
 		}
-		fi, hasInfo := firstInfo[holderTok{v.Owner, v.Incarnation, 0}]
-		hasInfo = hasInfo && fi < o.end
+		if fw, ok := firstWild[holderTok{v.Owner, v.Incarnation, 0}]; ok && fw < o.end {
+			continue
+		}
 		rev := c.events(i)
 		if len(cands) == 0 {
-			if hasInfo || c.partial {
+			if c.partial && (firstOK < 0 || firstOK > o.inv) {
 				continue
 			}
 			if gs := c.tokenGrants[t]; len(gs) > 0 {
@@ -304,23 +604,20 @@ func (c *resCtx) checkRenewValidity() {
 			}
 			continue
 		}
-		if hasInfo {
-			continue
-		}
 		last, deadline := cands[0], int64(negInf)
-		for _, j := range cands {
-			if c.ops[j].end > c.ops[last].end {
-				last = j
+		for _, g := range cands {
+			gg := c.grants[g]
+			if gg.okLine > c.grants[last].okLine {
+				last = g
 			}
-			if d := c.endTime(j) + c.grantTTL(j); d > deadline {
-				deadline = d
-			}
+			deadline = max(deadline, gg.okTime+gg.maxTTL)
 		}
-		lastOK := c.ops[last].end
+		lg := c.grants[last]
+		lastOK := lg.okLine
 		if tk == nil {
 			tk = newTakeovers(c)
 		}
-		if g := tk.find(lastOK, o.inv, t); g >= 0 {
+		if g := tk.find(lastOK, o.inv, c.leaseOf(last)); g >= 0 {
 			gg := c.grants[g]
 			c.add(RenewValidity, append(append(rev, lastOK, gg.from), gg.okLine),
 				"renew token=%d by %s accepted after the lease was taken over by grant token=%d (to %s)",
@@ -354,7 +651,7 @@ func (c *resCtx) checkRenewValidity() {
 			}
 		}
 		if deadline <= c.invTime(i) {
-			ev := append(rev, c.ops[last].inv, lastOK)
+			ev := append(rev, lg.from, lastOK)
 			if ext >= 0 {
 				ev = append(ev, c.events(ext)...)
 			}
@@ -365,57 +662,129 @@ func (c *resCtx) checkRenewValidity() {
 	}
 }
 
-// checkAbsoluteValidity: an ok write with token t invoked at time W at or
-// after the latest deadline its lease can have: the max over the ok acquires
-// of t invoked before the write's ok line (ok time + ttl) and the renews of t
-// invoked before it (ok: ok time + ttl; info or open: unbounded). Nothing is
-// concluded when t was never granted, or when any acquire of the resource
-// invoked before the write's ok line is info or open (it may have granted t).
-func (c *resCtx) checkAbsoluteValidity() {
-	acq := map[int64]*series{} // token -> ok acquires by invoke line, valued ok time + ttl
+// accepted is a write the sink certainly accepted: an ok write, whose effect
+// lies between its invoke and its ok, or a write that an apply event shows
+// applied, at exactly that line (first = last = the apply line).
+type accepted struct {
+	op          int // the write, or -1 for an apply that matches none
+	apply       int // index in c.applies, or -1
+	token       int64
+	v           *history.Value // the write's invoke value (or the apply's)
+	first, last int            // the lines its effect lies strictly between (first = last: at that line)
+	firstTime   int64
+	fence       int64 // the fence the sink reported for it, when hasFence
+	hasFence    bool
+	fenceLine   int // the line that reported it
+}
+
+// events returns the lines that show an accepted write.
+func (c *resCtx) acceptedEvents(a accepted) []int {
+	var ev []int
+	if a.op >= 0 {
+		ev = c.events(a.op)
+	}
+	if a.apply >= 0 {
+		ev = append(ev, c.applies[a.apply].line)
+	}
+	return ev
+}
+
+// acceptedWrites lists the resource's accepted writes in order of first line.
+func (c *resCtx) acceptedWrites() []accepted {
+	var out []accepted
 	for i, o := range c.ops {
-		if o.kind == kAcquire && o.res == history.OK {
-			t := c.out(i).Token
-			if acq[t] == nil {
-				acq[t] = &series{}
+		if o.kind != kWrite {
+			continue
+		}
+		k, hasApply := c.applyOf[i]
+		if hasApply && c.applies[k].taken {
+			a := c.applies[k]
+			acc := accepted{op: i, apply: k, token: c.in(i).Token, v: c.in(i), first: a.line, last: a.line,
+				firstTime: c.h.Events[a.line].Time, fence: a.v.Fence, hasFence: a.v.HasFence, fenceLine: a.line}
+			if out := c.out(i); o.res == history.OK && out.HasFence && !acc.hasFence {
+				acc.fence, acc.hasFence, acc.fenceLine = out.Fence, true, o.end
 			}
-			acq[t].add(o.inv, c.endTime(i)+c.grantTTL(i), i)
+			out = append(out, acc)
+			continue
+		}
+		if o.res != history.OK {
+			continue
+		}
+		acc := accepted{op: i, apply: -1, token: c.in(i).Token, v: c.in(i), first: o.inv, last: o.end,
+			firstTime: c.invTime(i)}
+		if v := c.out(i); v.HasFence {
+			acc.fence, acc.hasFence, acc.fenceLine = v.Fence, true, o.end
+		}
+		out = append(out, acc)
+	}
+	for k, a := range c.applies {
+		if a.op < 0 && a.taken {
+			out = append(out, accepted{op: -1, apply: k, token: a.v.Token, v: a.v, first: a.line, last: a.line,
+				firstTime: c.h.Events[a.line].Time, fence: a.v.Fence, hasFence: a.v.HasFence, fenceLine: a.line})
 		}
 	}
+	sort.SliceStable(out, func(x, y int) bool { return out[x].first < out[y].first })
+	return out
+}
+
+// checkAbsoluteValidity: an accepted write with token t whose effect came at
+// time W or later (its invoke time; the apply's time when an apply event
+// pins it) at or after the latest deadline its lease can have: the max over
+// the grants of t first attempted before the write's last possible line of
+// ok time + the largest ttl the grant may carry (replays do not extend it),
+// and over the renews of t invoked before that line (ok: ok time + ttl; info
+// or open: unbounded). Nothing is concluded when t was never granted, or when
+// a wild acquire (an info or open acquire whose request has no single
+// granted token) was invoked before that line: it may have granted t.
+func (c *resCtx) checkAbsoluteValidity() {
+	acq := map[int64]*series{} // token -> grants by first attempt line, valued ok time + largest ttl
+	for gi, g := range c.grants {
+		if acq[g.token] == nil {
+			acq[g.token] = &series{}
+		}
+		acq[g.token].add(g.from, g.okTime+g.maxTTL, gi)
+	}
 	for _, s := range acq {
+		s.sortByLine()
 		s.build()
 	}
 	var renews map[int64]*series
-	for i, o := range c.ops {
-		if o.kind != kWrite || o.res != history.OK {
+	for _, w := range c.acceptedWrites() {
+		lastLine := w.last
+		if w.first == w.last {
+			lastLine = w.first // pinned at the apply line: things invoked before it
+		}
+		if c.firstWildAcq >= 0 && c.firstWildAcq < lastLine {
 			continue
 		}
-		if c.firstInfoAcq >= 0 && c.firstInfoAcq < o.end {
-			continue
-		}
-		t := c.in(i).Token
+		t := w.token
 		s := acq[t]
 		if s == nil {
 			continue
 		}
-		k := s.maxBefore(o.end)
+		k := s.maxBefore(lastLine)
 		if k < 0 {
 			continue
 		}
-		deadline, ev := s.val[k], c.events(s.ref[k])
+		g := c.grants[s.ref[k]]
+		deadline, ev := s.val[k], []int{g.from, g.okLine}
 		if renews == nil {
 			renews = c.renewSeries()
 		}
 		if rs := renews[t]; rs != nil {
-			if k := rs.maxBefore(o.end); k >= 0 && rs.val[k] > deadline {
+			if k := rs.maxBefore(lastLine); k >= 0 && rs.val[k] > deadline {
 				deadline = rs.val[k]
 				ev = append(ev, c.events(rs.ref[k])...)
 			}
 		}
-		if deadline <= c.invTime(i) {
-			c.add(AbsoluteValidity, append(ev, c.events(i)...),
-				"write token=%d invoked at time %d accepted after its lease's deadline (%d at the latest)",
-				t, c.invTime(i), deadline)
+		if deadline <= w.firstTime {
+			what := "invoked"
+			if w.first == w.last {
+				what = "applied"
+			}
+			c.add(AbsoluteValidity, append(ev, c.acceptedEvents(w)...),
+				"write token=%d %s at time %d accepted after its lease's deadline (%d at the latest)",
+				t, what, w.firstTime, deadline)
 		}
 	}
 }

@@ -36,10 +36,19 @@ type SinkOutput struct {
 	// Token is the fence an advance returned, or the token an acquire
 	// granted.
 	Token int64
-	// Outcome is a write's outcome, history.Written or history.Replayed;
-	// the models accept either (see SinkModel). Failed operations are not
-	// given to the models (see SinkOperations).
+	// Outcome is an accepted write's outcome, history.Written or
+	// history.Replayed; Error a rejected write's error (history.Fenced,
+	// history.Conflict or history.Expired; "" when accepted). Either is
+	// set when the client may have seen another copy's answer (a duplicate
+	// fault hit its process): written and replayed are then not told
+	// apart.
 	Outcome string
+	Error   string
+	Either  bool
+	// Fence and HasFence: the fence the sink reported it compared the
+	// write's token with (value.fence of the apply or the completion).
+	Fence    int64
+	HasFence bool
 	// Payload and HasPayload are what a read returned (HasPayload false:
 	// null, the result is absent).
 	Payload    string
@@ -54,6 +63,9 @@ type sinkState struct {
 	// atLeast: the fence is only known to be >= fence (an info advance
 	// happened, or a partial history has not shown it yet).
 	atLeast bool
+	// not: while atLeast, a value the fence is known not to be (a fenced
+	// rejection of that token); 0 for none.
+	not int64
 	// partial: a result id with no entry in res is unknown rather than
 	// absent.
 	partial bool
@@ -67,10 +79,13 @@ type results struct {
 	hash uint64
 }
 
-// result is known: present with a payload, or absent.
+// result is known: present with a payload, or absent; or (other) present
+// with some payload other than payload — what a conflict shows of an id a
+// partial history has not shown yet.
 type result struct {
 	payload string
 	present bool
+	other   bool
 }
 
 func entryHash(id string, r result) uint64 {
@@ -80,6 +95,9 @@ func entryHash(id string, r result) uint64 {
 	if r.present {
 		h.Write([]byte(r.payload))
 		h.Write([]byte{1})
+	}
+	if r.other {
+		h.Write([]byte{2})
 	}
 	return h.Sum64()
 }
@@ -116,44 +134,100 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			if s.fence < math.MaxInt64 {
 				s.fence++
 			}
-			s.atLeast = true
+			s.atLeast, s.not = true, 0
 			return true, s
 		}
 		if out.Token <= s.fence {
 			return false, s
 		}
-		s.fence, s.atLeast = out.Token, false
+		s.fence, s.atLeast, s.not = out.Token, false, 0
 		return true, s
 	case history.Write:
-		match := in.Token == s.fence || s.atLeast && in.Token > s.fence
+		match := in.Token == s.fence || s.atLeast && in.Token > s.fence && (s.not == 0 || in.Token != s.not)
 		if !out.Known {
 			if match {
-				s.fence, s.atLeast = in.Token, false
+				s.fence, s.atLeast, s.not = in.Token, false, 0
 				if r, known := s.lookup(in.ResultID); known && !r.present {
-					s = s.with(in.ResultID, result{in.Payload, true})
+					s = s.with(in.ResultID, result{in.Payload, true, false})
 				}
 			}
 			return true, s
 		}
+		if out.HasFence {
+			// The sink says what its fence was at this instant.
+			if out.Fence < s.fence || !s.atLeast && out.Fence != s.fence || s.atLeast && s.not != 0 && out.Fence == s.not {
+				return false, s
+			}
+			s.fence, s.atLeast, s.not = out.Fence, false, 0
+			match = in.Token == s.fence
+		}
+		switch out.Error {
+		case history.Expired:
+			// A sink that checks deadlines decides expiry on facts the spec
+			// does not model (its clock, the lease's deadline) and may do so
+			// before or after the token check: any state allows it, and it
+			// changes nothing.
+			return true, s
+		case history.Fenced:
+			// The token check failed: legal unless the fence is known to
+			// equal the token. A fence known only from below is now known
+			// not to be the token (one such value is kept).
+			if !s.atLeast {
+				return in.Token != s.fence, s
+			}
+			switch {
+			case in.Token == s.fence && s.fence < math.MaxInt64:
+				s.fence++
+			case in.Token > s.fence && s.not == 0:
+				s.not = in.Token
+			}
+			if s.not == s.fence && s.fence < math.MaxInt64 {
+				s.fence, s.not = s.fence+1, 0
+			}
+			return true, s
+		case history.Conflict:
+			// The token check passed and the id holds another payload.
+			if !match {
+				return false, s
+			}
+			s.fence, s.atLeast, s.not = in.Token, false, 0
+			r, known := s.lookup(in.ResultID)
+			switch {
+			case !known:
+				return true, s.with(in.ResultID, result{in.Payload, true, true})
+			case r.other:
+				return true, s
+			}
+			return r.present && r.payload != in.Payload, s
+		}
 		if !match {
 			return false, s
 		}
-		s.fence, s.atLeast = in.Token, false
-		// written and replayed are both "the result now holds this
-		// payload": when the network duplicates a write, the copy that took
-		// effect and the copy whose reply the client saw can differ, so a
-		// client may see replayed for its own first write (or written for a
-		// retry). The sequential spec therefore does not tell them apart.
+		s.fence, s.atLeast, s.not = in.Token, false, 0
+		// written: the id was absent and now holds the payload; replayed: it
+		// held this payload already. When the network duplicates a write, the
+		// copy that took effect and the copy whose reply the client saw can
+		// differ, so a client hit by a duplicate fault may see replayed for
+		// its own first write (or written for a retry): Either.
 		r, known := s.lookup(in.ResultID)
 		switch {
+		case known && r.other:
+			// Present with a payload other than r.payload: perhaps this one.
+			if r.payload == in.Payload || out.Outcome == history.Written && !out.Either {
+				return false, s
+			}
+			s = s.with(in.ResultID, result{in.Payload, true, false})
 		case known && r.present:
-			if r.payload != in.Payload {
+			if r.payload != in.Payload || out.Outcome == history.Written && !out.Either {
 				return false, s
 			}
 		case known:
-			s = s.with(in.ResultID, result{in.Payload, true})
+			if out.Outcome == history.Replayed && !out.Either {
+				return false, s
+			}
+			s = s.with(in.ResultID, result{in.Payload, true, false})
 		default:
-			s = s.with(in.ResultID, result{in.Payload, true})
+			s = s.with(in.ResultID, result{in.Payload, true, false})
 		}
 		return true, s
 	case history.Read:
@@ -161,8 +235,14 @@ func sinkStep(grantOp string, s sinkState, in SinkInput, out SinkOutput) (bool, 
 			return true, s
 		}
 		r, known := s.lookup(in.ResultID)
-		if !known {
-			return true, s.with(in.ResultID, result{out.Payload, out.HasPayload})
+		switch {
+		case !known:
+			return true, s.with(in.ResultID, result{out.Payload, out.HasPayload, false})
+		case r.other:
+			if !out.HasPayload || out.Payload == r.payload {
+				return false, s
+			}
+			return true, s.with(in.ResultID, result{out.Payload, true, false})
 		}
 		return r.present == out.HasPayload && r.payload == out.Payload, s
 	}
@@ -179,14 +259,14 @@ func sinkModel(partial bool, grantOp string) porcupine.Model {
 		},
 		Equal: func(a, b any) bool {
 			x, y := a.(sinkState), b.(sinkState)
-			return x.fence == y.fence && x.atLeast == y.atLeast &&
+			return x.fence == y.fence && x.atLeast == y.atLeast && x.not == y.not &&
 				(x.res == y.res || x.res.hash == y.res.hash && maps.Equal(x.res.m, y.res.m))
 		},
 		Hash: func(state any) uint64 {
 			s := state.(sinkState)
 			h := uint64(s.fence)*0x9e3779b97f4a7c15 ^ s.res.hash
 			if s.atLeast {
-				h ^= 0x5555
+				h ^= 0x5555 ^ uint64(s.not)*0xbf58476d1ce4e5b9
 			}
 			return h
 		},
@@ -293,6 +373,9 @@ func describeSinkState(s sinkState) string {
 	var b strings.Builder
 	if s.atLeast {
 		fmt.Fprintf(&b, "fence>=%d", s.fence)
+		if s.not != 0 {
+			fmt.Fprintf(&b, " fence!=%d", s.not)
+		}
 	} else {
 		fmt.Fprintf(&b, "fence=%d", s.fence)
 	}
@@ -302,7 +385,9 @@ func describeSinkState(s sinkState) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if r := s.res.m[id]; r.present {
+		if r := s.res.m[id]; r.other {
+			fmt.Fprintf(&b, "%s: not %s", quote(id), quote(r.payload))
+		} else if r.present {
 			fmt.Fprintf(&b, "%s: %s", quote(id), quote(r.payload))
 		} else {
 			fmt.Fprintf(&b, "%s: absent", quote(id))
@@ -340,7 +425,7 @@ type opMeta struct {
 // ClientId numbers the processes densely; Metadata names the events.
 func SinkOperations(h *history.History, resource string) []porcupine.Operation {
 	c := newResCtx(h, resource, opsOf(h, resource))
-	c.dups = duplicated(h)
+	c.setSink(duplicated(h), applyLines(h, resource))
 	return c.sinkOperations(false, math.MaxInt)
 }
 
@@ -352,7 +437,7 @@ func SinkOperations(h *history.History, resource string) []porcupine.Operation {
 // advances, renews and releases are left out.
 func EndToEndOperations(h *history.History, resource string) []porcupine.Operation {
 	c := newResCtx(h, resource, opsOf(h, resource))
-	c.dups = duplicated(h)
+	c.setSink(duplicated(h), applyLines(h, resource))
 	return c.sinkOperations(true, math.MaxInt)
 }
 
@@ -369,17 +454,40 @@ func SinkLinearization(h *history.History, resource string, timeout time.Duratio
 // sinkOperations builds the porcupine operations of the resource, as of event
 // position cut: operations invoked after it are left out and those completed
 // after it have unknown outputs. endToEnd builds them for EndToEndModel.
+//
+// Call and Return are twice the event positions (an operation pinned by an
+// apply event at line a runs from 2a to 2a+1, so that it lies between the
+// lines around a). Failed writes are operations with a known rejection
+// (SinkModel judges fenced and conflict; expired is always allowed), except
+// those of a process a duplicate fault hit, which are unknown; endToEnd
+// leaves failures out. Apply events that match no write (before a partial
+// history) are operations of their own when they name a payload.
 func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
+	pinned := func(i int) (apply, bool) {
+		if k, ok := c.applyOf[i]; ok && !endToEnd {
+			return c.applies[k], true
+		}
+		return apply{}, false
+	}
 	known := func(i int) bool {
-		return c.ops[i].res == history.OK && c.ops[i].end <= cut
+		if a, ok := pinned(i); ok {
+			return a.line <= cut
+		}
+		o := c.ops[i]
+		if o.res == history.Fail && (endToEnd || c.dups.hit(c.h.Events[o.inv].Process)) {
+			return false
+		}
+		return o.res != history.Info && o.end <= cut
 	}
 	// The effect of an info write (the id now holds its payload, the fence
-	// is its token) can only help explain a read that returned that payload:
-	// every other operation accepts the states without it as well. When no
-	// such read exists, leaving the write out (the same as linearizing it
+	// is its token) can only help explain a read that returned that payload,
+	// a replayed write of that payload or a conflict on that id: every other
+	// operation accepts the states without it as well. When no such
+	// operation exists, leaving the write out (the same as linearizing it
 	// last) loses no linearization.
 	type idPayload struct{ id, payload string }
 	seen := map[idPayload]bool{}
+	conflictOn := map[string]bool{}
 	granted := map[reqKey]bool{}
 	for i, o := range c.ops {
 		if o.inv > cut || !known(i) {
@@ -388,26 +496,45 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 		switch {
 		case o.kind == kRead && c.out(i).HasPayload:
 			seen[idPayload{c.in(i).ResultID, c.out(i).Payload}] = true
-		case o.kind == kAcquire:
+		case o.kind == kWrite:
+			if a, ok := pinned(i); ok {
+				if a.taken {
+					seen[idPayload{c.in(i).ResultID, c.in(i).Payload}] = true
+				} else if a.v.Error == history.Conflict {
+					conflictOn[c.in(i).ResultID] = true
+				}
+			} else if o.res == history.OK {
+				seen[idPayload{c.in(i).ResultID, c.in(i).Payload}] = true
+			} else if c.out(i).Error == history.Conflict {
+				conflictOn[c.in(i).ResultID] = true
+			}
+		case o.kind == kAcquire && o.res == history.OK:
 			granted[c.reqKeyOf(i)] = true
 		}
 	}
 	clients := map[string]int{}
+	clientOf := func(p string) int {
+		id, ok := clients[p]
+		if !ok {
+			id = len(clients)
+			clients[p] = id
+		}
+		return id
+	}
 	var out []porcupine.Operation
 	for i, o := range c.ops {
-		// A duplicated request breaks the premise that a fail took no
-		// effect: the first copy may have written and the client seen the
-		// second copy's fenced or conflict. Such a fail counts as unknown.
-		failUnknown := o.kind == kWrite && c.dups.hit(c.h.Events[o.inv].Process)
-		if o.inv > cut || o.res == history.Fail && !failUnknown {
+		if o.inv > cut || endToEnd && o.res == history.Fail {
 			continue
 		}
 		v := c.in(i)
+		p := c.h.Events[o.inv].Process
 		in := SinkInput{Resource: c.name, Op: c.h.Events[o.inv].F, Token: v.Token, ResultID: v.ResultID, Payload: v.Payload}
 		res := SinkOutput{Known: known(i)}
-		call, ret := int64(o.inv), int64(math.MaxInt64)
+		call, ret := 2*int64(o.inv), int64(math.MaxInt64)
+		meta := opMeta{p, o.inv, -1}
 		if res.Known {
-			ret = int64(o.end)
+			ret = 2 * int64(o.end)
+			meta.end = o.end
 		}
 		switch o.kind {
 		case kAdvance:
@@ -424,16 +551,26 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 				if g.op != i {
 					continue // a replay
 				}
-				call, res.Token = int64(g.from), g.token
+				call, res.Token = 2*int64(g.from), g.token
 			} else if granted[c.reqKeyOf(i)] {
 				continue // an attempt of a request granted later
 			}
 		case kWrite:
-			if res.Known {
-				res.Outcome = c.out(i).Outcome
-			} else if !seen[idPayload{v.ResultID, v.Payload}] {
+			a, isPinned := pinned(i)
+			switch {
+			case isPinned && res.Known:
+				call, ret = 2*int64(a.line), 2*int64(a.line)+1
+				res.Outcome, res.Error, res.Fence, res.HasFence = a.v.Outcome, a.v.Error, a.v.Fence, a.v.HasFence
+				meta.end = a.line
+			case res.Known:
+				ov := c.out(i)
+				res.Outcome, res.Error, res.Fence, res.HasFence = ov.Outcome, ov.Error, ov.Fence, ov.HasFence
+			case o.res == history.Fail && o.end > cut:
+				continue // not failed yet: it took no effect, and nothing can rely on it
+			case !seen[idPayload{v.ResultID, v.Payload}] && !conflictOn[v.ResultID]:
 				continue
 			}
+			res.Either = c.dups.hit(p)
 		case kRead:
 			if !res.Known {
 				continue
@@ -442,17 +579,23 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 		default:
 			continue
 		}
-		p := c.h.Events[o.inv].Process
-		id, ok := clients[p]
-		if !ok {
-			id = len(clients)
-			clients[p] = id
+		out = append(out, porcupine.Operation{ClientId: clientOf(p), Input: in, Call: call, Output: res, Return: ret, Metadata: meta})
+	}
+	if endToEnd {
+		return out
+	}
+	for _, a := range c.applies {
+		if a.op >= 0 || a.line > cut || a.taken && !a.v.HasPayload {
+			continue
 		}
-		meta := opMeta{p, o.inv, -1}
-		if res.Known {
-			meta.end = o.end
+		in := SinkInput{Resource: c.name, Op: history.Write, Token: a.v.Token, ResultID: a.v.ResultID, Payload: a.v.Payload}
+		if a.v.Error == history.Conflict && !a.v.HasPayload {
+			continue // a conflict with an unknown payload: nothing to judge
 		}
-		out = append(out, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: res, Return: ret, Metadata: meta})
+		res := SinkOutput{Known: true, Outcome: a.v.Outcome, Error: a.v.Error, Fence: a.v.Fence, HasFence: a.v.HasFence,
+			Either: c.dups.hit(a.v.Writer)}
+		out = append(out, porcupine.Operation{ClientId: clientOf(history.Sink + "/" + a.v.Writer), Input: in,
+			Call: 2 * int64(a.line), Output: res, Return: 2*int64(a.line) + 1, Metadata: opMeta{history.Sink, a.line, a.line}})
 	}
 	return out
 }
@@ -462,6 +605,15 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 // the completion of an ok operation) that has none, and reports the
 // operation completing there.
 func (c *resCtx) checkLinearizableSink(opt Options) {
+	if !c.partial {
+		for _, a := range c.applies {
+			if a.op < 0 {
+				c.add(LinearizableSink, []int{a.line},
+					"apply at event %d decides a write by %s (token=%d resultId=%s) that was not invoked before it",
+					a.line, a.v.Writer, a.v.Token, quote(a.v.ResultID))
+			}
+		}
+	}
 	ops := c.sinkOperations(false, math.MaxInt)
 	if len(ops) == 0 {
 		return
@@ -475,12 +627,27 @@ func (c *resCtx) checkLinearizableSink(opt Options) {
 		c.unknown = append(c.unknown, LinearizableSink)
 		return
 	}
-	var cuts []int // completion lines of ok sink operations, with their op
+	// Cuts: the lines where an operation's outcome becomes known (an ok or
+	// fail completion, an apply), with the operation (-1 - apply index for
+	// an apply that matches no write).
+	var cuts []int
 	byEnd := map[int]int{}
 	for i, o := range c.ops {
-		if o.res == history.OK && (o.kind == kAdvance || o.kind == kWrite || o.kind == kRead) {
+		if o.kind != kAdvance && o.kind != kWrite && o.kind != kRead {
+			continue
+		}
+		if k, ok := c.applyOf[i]; ok {
+			cuts = append(cuts, c.applies[k].line)
+			byEnd[c.applies[k].line] = i
+		} else if o.res == history.OK || o.res == history.Fail && o.kind == kWrite {
 			cuts = append(cuts, o.end)
 			byEnd[o.end] = i
+		}
+	}
+	for k, a := range c.applies {
+		if a.op < 0 {
+			cuts = append(cuts, a.line)
+			byEnd[a.line] = -1 - k
 		}
 	}
 	if len(cuts) == 0 { // cannot happen: unknown outcomes alone always linearize
@@ -497,7 +664,18 @@ func (c *resCtx) checkLinearizableSink(opt Options) {
 		}
 	}
 	i := byEnd[cuts[hi]]
-	c.add(LinearizableSink, c.events(i),
+	if i < 0 {
+		a := c.applies[-1-i]
+		c.add(LinearizableSink, []int{a.line},
+			"the sink's operations up to event %d have no linearization under the fenced-sink spec; the last is the apply of write token=%d resultId=%s by %s",
+			cuts[hi], a.v.Token, quote(a.v.ResultID), a.v.Writer)
+		return
+	}
+	ev := c.events(i)
+	if k, ok := c.applyOf[i]; ok {
+		ev = append(ev, c.applies[k].line)
+	}
+	c.add(LinearizableSink, ev,
 		"the sink's operations up to event %d have no linearization under the fenced-sink spec; the last is %s",
 		cuts[hi], c.describe(i))
 }
