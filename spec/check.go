@@ -196,6 +196,10 @@ type apply struct {
 	op    int // the write it decided (op index), -1 when none matches
 	v     *history.Value
 	taken bool // the write was applied (outcome), else rejected (error)
+	// copy: the apply matches only writes already matched, and a duplicate
+	// fault hit the writer: the sink decided a network copy of one of them
+	// (a sink operation of its own, invoked by no one).
+	copy bool
 }
 
 // dupSet names the processes whose messages a duplicate fault hit (all:
@@ -484,8 +488,10 @@ func applyLines(h *history.History, resource string) []int {
 // The write whose invoke–completion window holds the apply line is preferred
 // (a process has at most one such); else the latest earlier info write (the
 // writer gave up on it and the sink decided it late). An apply that matches
-// no write stays unmatched (op -1): a write from before a partial history,
-// or, in a history that is not partial, a linearizable-sink violation.
+// no write stays unmatched (op -1): a network copy of a write already
+// matched when a duplicate fault hit the writer, a write from before a
+// partial history, or, in a history that is not partial, a linearizable-sink
+// violation.
 func (c *resCtx) indexApplies() {
 	if len(c.applies) == 0 {
 		return
@@ -530,6 +536,14 @@ func (c *resCtx) indexApplies() {
 			a.op = i
 			c.applyOf[i] = k
 			break
+		}
+		if a.op < 0 && dup {
+			for _, i := range ws {
+				if _, used := c.applyOf[i]; used && c.ops[i].inv < a.line {
+					a.copy = true
+					break
+				}
+			}
 		}
 	}
 }

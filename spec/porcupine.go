@@ -607,7 +607,7 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 func (c *resCtx) checkLinearizableSink(opt Options) {
 	if !c.partial {
 		for _, a := range c.applies {
-			if a.op < 0 {
+			if a.op < 0 && !a.copy {
 				c.add(LinearizableSink, []int{a.line},
 					"apply at event %d decides a write by %s (token=%d resultId=%s) that was not invoked before it",
 					a.line, a.v.Writer, a.v.Token, quote(a.v.ResultID))
