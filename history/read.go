@@ -548,8 +548,8 @@ func (r *Reader) parseValue(p *fieldParser, f *fields, e *Event) error {
 		}
 	}
 	v.Owner = p.str("value.owner", w[vOwner], need("owner"))
-	v.Incarnation = p.ident("value.incarnation", w[vIncarnation], need("incarnation"))
-	v.RequestID = p.ident("value.requestId", w[vRequestID], need("requestId"))
+	v.Incarnation = p.ident("value.incarnation", w[vIncarnation], need("incarnation"), true)
+	v.RequestID = p.ident("value.requestId", w[vRequestID], need("requestId"), false) // most are new
 	v.TTL = p.int("value.ttl", w[vTTL], need("ttl"), 1)
 	apply := e.F == Apply
 	if apply {
@@ -643,6 +643,12 @@ func kind(raw json.RawMessage) string {
 }
 
 func (p *fieldParser) str(field string, raw json.RawMessage, required bool) string {
+	return p.strOf(field, raw, required, true)
+}
+
+// strOf parses a string; share says whether to share it with equal strings
+// (see intern): not for strings that rarely recur, such as request ids.
+func (p *fieldParser) strOf(field string, raw json.RawMessage, required, share bool) string {
 	if absent(raw) {
 		if required {
 			p.fail(field, "required string is missing")
@@ -653,8 +659,10 @@ func (p *fieldParser) str(field string, raw json.RawMessage, required bool) stri
 	ok := raw[0] == '"'
 	switch {
 	case !ok:
-	case bytes.IndexByte(raw, '\\') < 0: // the line is valid JSON and UTF-8: the string is as written
+	case bytes.IndexByte(raw, '\\') < 0 && share: // the line is valid JSON and UTF-8: the string is as written
 		s = p.r.intern(raw[1 : len(raw)-1])
+	case bytes.IndexByte(raw, '\\') < 0:
+		s = string(raw[1 : len(raw)-1])
 	default:
 		s, ok = unquote(raw)
 	}
@@ -676,7 +684,7 @@ func unquote(raw []byte) (string, bool) {
 }
 
 // ident parses an identifier given as a string or an integer.
-func (p *fieldParser) ident(field string, raw json.RawMessage, required bool) string {
+func (p *fieldParser) ident(field string, raw json.RawMessage, required, share bool) string {
 	if !absent(raw) && raw[0] != '"' {
 		if _, ok := smallInt(raw); !ok {
 			if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
@@ -684,9 +692,12 @@ func (p *fieldParser) ident(field string, raw json.RawMessage, required bool) st
 				return ""
 			}
 		}
+		if !share {
+			return string(raw)
+		}
 		return p.r.intern(raw)
 	}
-	return p.str(field, raw, required)
+	return p.strOf(field, raw, required, share)
 }
 
 // int parses an integer of at least min, without going through float64.
