@@ -159,7 +159,7 @@ func TestNoEvents(t *testing.T) {
 		says        string
 	}{
 		{"empty file", "", 1, "empty"},
-		{"blank lines", "\n\n \r\n", 3, "empty"},
+		{"blank lines", "\n\n \r\n", 3, "blank"},
 		{"header alone", `{"format":"fencecheck-history","version":1,"variant":"reference"}`, 1, "header"},
 		{"header and blank lines", `{"format":"fencecheck-history","version":1}` + "\n\n\n", 3, "header"},
 	} {

@@ -30,13 +30,9 @@ type Error struct {
 var ErrNoEvents = errors.New("the history has no events")
 
 // noEvents is the input error for a history with no events; line is the last
-// line of the input (the header's, or 1 for an empty input).
-func noEvents(file string, line int, header bool) *Error {
-	msg := "the file is empty"
-	if header {
-		msg = "the file has a header and nothing else"
-	}
-	return &Error{File: file, Line: max(line, 1), Msg: ErrNoEvents.Error() + ": " + msg + " (a history needs at least one event)", err: ErrNoEvents}
+// line of the input (1 for an empty input), what says what the input holds.
+func noEvents(file string, line int, what string) *Error {
+	return &Error{File: file, Line: max(line, 1), Msg: ErrNoEvents.Error() + ": " + what + " (a history needs at least one event)", err: ErrNoEvents}
 }
 
 // Unwrap returns ErrNoEvents for a history with no events, nil otherwise.
@@ -168,7 +164,14 @@ func (r *Reader) Next() (Event, error) {
 	default:
 		line, err := r.nextLine()
 		if err == io.EOF && r.events == 0 {
-			return Event{}, noEvents(r.name, r.line, r.hasHeader)
+			what := "the file is empty"
+			switch {
+			case r.hasHeader:
+				what = "the file has a header and nothing else"
+			case r.line > 0:
+				what = "the file has only blank lines"
+			}
+			return Event{}, noEvents(r.name, r.line, what)
 		}
 		if err != nil {
 			return Event{}, err
