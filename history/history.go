@@ -5,7 +5,8 @@
 // A history is a header and a list of events in real-time order. Events follow
 // Jepsen's vocabulary: a process invokes an operation f and it completes with
 // ok (took effect), fail (certainly did not) or info (unknown). Faults are
-// single info events with no invocation.
+// single info events with no invocation, and so are the sink's apply events
+// (an extension: the instant the sink applied or rejected one write).
 package history
 
 import "encoding/json"

@@ -159,7 +159,7 @@ func TestNoEvents(t *testing.T) {
 		says        string
 	}{
 		{"empty file", "", 1, "empty"},
-		{"blank lines", "\n\n \r\n", 3, "empty"},
+		{"blank lines", "\n\n \r\n", 3, "blank"},
 		{"header alone", `{"format":"fencecheck-history","version":1,"variant":"reference"}`, 1, "header"},
 		{"header and blank lines", `{"format":"fencecheck-history","version":1}` + "\n\n\n", 3, "header"},
 	} {
@@ -235,5 +235,23 @@ func TestSizeHint(t *testing.T) {
 	}
 	if n := sizeHint(strings.NewReader(b.String())); n != 0 {
 		t.Fatalf("sizeHint of a strings.Reader = %d", n)
+	}
+}
+
+// Beyond the table of shared strings, strings are still read right.
+func TestManyDistinctNames(t *testing.T) {
+	var b strings.Builder
+	const n = maxInterned + 5000
+	for i := range n {
+		fmt.Fprintf(&b, `{"time":0,"process":"p%d","type":"info","f":"pause","value":{"target":"t%d"}}`+"\n", i, i%7)
+	}
+	h, err := ReadAll("many", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range h.Events {
+		if e.Process != fmt.Sprintf("p%d", i) || e.Value.Target != fmt.Sprintf("t%d", i%7) {
+			t.Fatalf("event %d = %+v", i, e)
+		}
 	}
 }

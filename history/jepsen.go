@@ -134,7 +134,7 @@ func ReadJepsen(name string, r io.Reader) (*History, error) {
 		if err := dec.Decode(&raw); err != nil {
 			if !array && err == io.EOF {
 				if len(h.Events) == 0 {
-					return nil, noEvents(name, in.line(dec.InputOffset()), false)
+					return nil, noEvents(name, in.line(dec.InputOffset()), "no operations")
 				}
 				return h, nil
 			}
@@ -155,7 +155,7 @@ func ReadJepsen(name string, r io.Reader) (*History, error) {
 		return nil, j.errf(in.line(dec.InputOffset()), "", "unexpected data after the JSON array of operations")
 	}
 	if len(h.Events) == 0 {
-		return nil, noEvents(name, in.line(dec.InputOffset()), false)
+		return nil, noEvents(name, in.line(dec.InputOffset()), "no operations")
 	}
 	return h, nil
 }

@@ -30,13 +30,9 @@ type Error struct {
 var ErrNoEvents = errors.New("the history has no events")
 
 // noEvents is the input error for a history with no events; line is the last
-// line of the input (the header's, or 1 for an empty input).
-func noEvents(file string, line int, header bool) *Error {
-	msg := "the file is empty"
-	if header {
-		msg = "the file has a header and nothing else"
-	}
-	return &Error{File: file, Line: max(line, 1), Msg: ErrNoEvents.Error() + ": " + msg + " (a history needs at least one event)", err: ErrNoEvents}
+// line of the input (1 for an empty input), what says what the input holds.
+func noEvents(file string, line int, what string) *Error {
+	return &Error{File: file, Line: max(line, 1), Msg: ErrNoEvents.Error() + ": " + what + " (a history needs at least one event)", err: ErrNoEvents}
 }
 
 // Unwrap returns ErrNoEvents for a history with no events, nil otherwise.
@@ -168,7 +164,14 @@ func (r *Reader) Next() (Event, error) {
 	default:
 		line, err := r.nextLine()
 		if err == io.EOF && r.events == 0 {
-			return Event{}, noEvents(r.name, r.line, r.hasHeader)
+			what := "the file is empty"
+			switch {
+			case r.hasHeader:
+				what = "the file has a header and nothing else"
+			case r.line > 0:
+				what = "the file has only blank lines"
+			}
+			return Event{}, noEvents(r.name, r.line, what)
 		}
 		if err != nil {
 			return Event{}, err
@@ -548,8 +551,8 @@ func (r *Reader) parseValue(p *fieldParser, f *fields, e *Event) error {
 		}
 	}
 	v.Owner = p.str("value.owner", w[vOwner], need("owner"))
-	v.Incarnation = p.ident("value.incarnation", w[vIncarnation], need("incarnation"))
-	v.RequestID = p.ident("value.requestId", w[vRequestID], need("requestId"))
+	v.Incarnation = p.ident("value.incarnation", w[vIncarnation], need("incarnation"), true)
+	v.RequestID = p.ident("value.requestId", w[vRequestID], need("requestId"), false) // most are new
 	v.TTL = p.int("value.ttl", w[vTTL], need("ttl"), 1)
 	apply := e.F == Apply
 	if apply {
@@ -643,6 +646,12 @@ func kind(raw json.RawMessage) string {
 }
 
 func (p *fieldParser) str(field string, raw json.RawMessage, required bool) string {
+	return p.strOf(field, raw, required, true)
+}
+
+// strOf parses a string; share says whether to share it with equal strings
+// (see intern): not for strings that rarely recur, such as request ids.
+func (p *fieldParser) strOf(field string, raw json.RawMessage, required, share bool) string {
 	if absent(raw) {
 		if required {
 			p.fail(field, "required string is missing")
@@ -653,8 +662,10 @@ func (p *fieldParser) str(field string, raw json.RawMessage, required bool) stri
 	ok := raw[0] == '"'
 	switch {
 	case !ok:
-	case bytes.IndexByte(raw, '\\') < 0: // the line is valid JSON and UTF-8: the string is as written
+	case bytes.IndexByte(raw, '\\') < 0 && share: // the line is valid JSON and UTF-8: the string is as written
 		s = p.r.intern(raw[1 : len(raw)-1])
+	case bytes.IndexByte(raw, '\\') < 0:
+		s = string(raw[1 : len(raw)-1])
 	default:
 		s, ok = unquote(raw)
 	}
@@ -676,7 +687,7 @@ func unquote(raw []byte) (string, bool) {
 }
 
 // ident parses an identifier given as a string or an integer.
-func (p *fieldParser) ident(field string, raw json.RawMessage, required bool) string {
+func (p *fieldParser) ident(field string, raw json.RawMessage, required, share bool) string {
 	if !absent(raw) && raw[0] != '"' {
 		if _, ok := smallInt(raw); !ok {
 			if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
@@ -684,9 +695,12 @@ func (p *fieldParser) ident(field string, raw json.RawMessage, required bool) st
 				return ""
 			}
 		}
+		if !share {
+			return string(raw)
+		}
 		return p.r.intern(raw)
 	}
-	return p.str(field, raw, required)
+	return p.strOf(field, raw, required, share)
 }
 
 // int parses an integer of at least min, without going through float64.
