@@ -69,13 +69,13 @@ func CheckHistory(h *history.History, opt spec.Options, cat []spec.Variant) (Ver
 // HeaderMachine is the machine a model history's header names: its variant
 // looked up in cat, under its config.
 func HeaderMachine(h history.Header, cat []spec.Variant) (*model.Machine, error) {
-	v, err := spec.LookupVariant(cat, h.Variant)
-	if err != nil {
-		return nil, fmt.Errorf("header: variant: %v", err)
-	}
 	cfg, err := model.ParseConfig(h.Config)
 	if err != nil {
 		return nil, fmt.Errorf("header: config: %v", err)
+	}
+	v, err := spec.LookupVariant(cat, h.Variant)
+	if err != nil {
+		return nil, fmt.Errorf("header: variant: %v", err)
 	}
 	m, err := v.Machine(cfg)
 	if err != nil {

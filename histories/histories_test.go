@@ -36,7 +36,8 @@ func seedConfig() model.Config {
 
 // acquire is the script of worker w acquiring job-1 and getting the reply.
 func acquire(w string) []string {
-	return []string{"acquire w=" + w + " r=0", "deliver acquire-req w=" + w, "deliver acquire-rep w=" + w}
+	return []string{"acquire w=" + w + " r=0", "deliver acquire-req w=" + w, "deliver advance-req", "deliver advance-rep",
+		"deliver acquire-rep w=" + w}
 }
 
 func write(w string) []string {

@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -133,6 +134,12 @@ func (s *scene) faultLabel(e history.Event, withTarget bool) string {
 		l = "clock " + s.at(e.Value.Offset)
 		if e.Value.Offset >= 0 {
 			l = "clock +" + s.at(e.Value.Offset)
+		}
+	case history.Apply:
+		v := &e.Value
+		l = fmt.Sprintf("applies %s's write token=%d: %s", v.Writer, v.Token, v.Outcome+v.Error)
+		if v.HasFence {
+			l += fmt.Sprintf(" (fence %d)", v.Fence)
 		}
 	}
 	if withTarget && e.Process == history.Nemesis && e.Value.Target != "" {

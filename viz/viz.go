@@ -211,7 +211,7 @@ func (s *scene) layoutLanes() {
 	var procs []string
 	isProc := map[string]bool{}
 	addProc := func(p string) {
-		if p != history.Coordinator && p != history.Nemesis && !isProc[p] {
+		if p != history.Coordinator && p != history.Nemesis && p != history.Sink && !isProc[p] {
 			isProc[p] = true
 			procs = append(procs, p)
 		}
@@ -224,7 +224,7 @@ func (s *scene) layoutLanes() {
 		if e.Resource != "" {
 			resources[e.Resource] = true
 		}
-		needSink = needSink || isSinkOp(e.F)
+		needSink = needSink || isSinkOp(e.F) || e.Process == history.Sink
 		needCoord = needCoord || isLeaseOp(e.F) || e.Process == history.Coordinator
 		hasNemesis = hasNemesis || e.Process == history.Nemesis
 		addProc(e.Process)
@@ -252,6 +252,7 @@ func (s *scene) layoutLanes() {
 	}
 	if needSink {
 		s.sink = len(s.lanes)
+		s.byProc[history.Sink] = s.sink // the sink's own events: its faults and apply
 		s.lanes = append(s.lanes, lane{"sink", sinkLane})
 	}
 	if hasNemesis {
@@ -386,8 +387,8 @@ func (s *scene) faultLane(e history.Event) int {
 func (s *scene) deriveFaults() {
 	opens := map[string]string{history.Resume: history.Pause, history.Restart: history.Crash, history.Heal: history.Partition}
 	for i, e := range s.h.Events {
-		if !history.IsFault(e.F) {
-			continue
+		if !history.IsFault(e.F) && !history.IsSinkEvent(e.F) {
+			continue // a sink event is drawn as a marker on the sink's lane, like a fault
 		}
 		at := s.byProc[e.Process]
 		hit := s.faultLane(e)
