@@ -163,7 +163,7 @@ func ActionText(a model.Action) string {
 	case model.Write:
 		return w + " sends its result to the sink, with its token"
 	case model.Forge:
-		return w + " writes with a token it made up"
+		return w + " writes with a token it made up (" + strconv.Itoa(int(a.Token)) + ")"
 	case model.Read:
 		return w + " reads the result of " + r
 	case model.Timeout:
@@ -174,8 +174,9 @@ func ActionText(a model.Action) string {
 			return "the sink does the second step of " + w + "'s write (token=" + strconv.Itoa(int(a.Msg.Token)) +
 				", " + model.ResourceName(a.Msg.Res) + "): it writes the result"
 		case model.AdvanceReq:
-			return "the sink receives " + model.CoordinatorName(a.Msg.Replica) + "'s fence advance (token=" +
-				strconv.Itoa(int(a.Msg.Token)) + ", " + model.ResourceName(a.Msg.Res) + ")"
+			return "the sink receives " + msgText(a.Msg)
+		case model.AdvanceRep:
+			return model.CoordinatorName(a.Msg.Replica) + " receives " + msgText(a.Msg)
 		}
 		return "the network delivers " + msgText(a.Msg)
 	case model.Drop:
@@ -190,6 +191,8 @@ func ActionText(a model.Action) string {
 		return w + " crashes and restarts as a new incarnation"
 	case model.Restart:
 		return c + " restarts"
+	case model.SinkCrash:
+		return "the sink crashes and restarts"
 	case model.SetClock:
 		return fmt.Sprintf("%s's clock is set %+d ticks off", w, a.Skew)
 	}
@@ -235,11 +238,21 @@ func msgText(m model.Msg) string {
 	case model.Commit:
 		t = "the sink's second step of " + w + "'s write (" + tok + ", " + r + "): the result is written"
 	case model.AdvanceReq:
-		t = c + "'s fence advance (" + tok + ", " + r + ") to the sink"
+		to := "the next fence"
+		if m.Token != 0 {
+			to = "fence " + strconv.Itoa(int(m.Token))
+		}
+		t = c + "'s request to advance " + r + "'s fence to " + to
+		if m.Req != 0 {
+			t += " (advance #" + strconv.Itoa(int(m.Req)) + ")"
+		}
+	case model.AdvanceRep:
+		t = "the sink's answer to " + c + "'s advance #" + strconv.Itoa(int(m.Req)) + " of " + r + ": fence " +
+			strconv.Itoa(int(m.Token))
 	default:
 		return "a message"
 	}
-	if !m.Live && m.Kind != model.Commit && m.Kind != model.AdvanceReq {
+	if !m.Live && m.Kind != model.Commit && m.Kind != model.AdvanceReq && m.Kind != model.AdvanceRep {
 		t += ", which " + w + " gave up waiting for"
 	}
 	return t
