@@ -17,13 +17,18 @@ import (
 var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol on the large BFS configuration (minutes)")
 
 // proofConfig is the bounded configuration on which go test proves the
-// reference protocol safe by exhaustive search.
+// reference protocol safe by exhaustive search: a takeover and a
+// coordinator restart that loses the lease table (9.1M states, about 40 s
+// on 2 cores: each grant is four steps since the sink is reached by
+// messages).
 var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
-	Drops: 1, Restarts: 1}
+	Restarts: 1}
 
-// largeConfig is the configuration of the -bfs.large proof.
+// largeConfig is the configuration of the -bfs.large proof: a lost message
+// as well (35.8M states exact, about 2 minutes and 6 GiB; hash compaction
+// cuts the memory).
 var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
-	Drops: 1, Crashes: 1, Restarts: 1}
+	Drops: 1, Restarts: 1}
 
 // baseConfig is small enough to search every variant many times over.
 var baseConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
@@ -300,8 +305,7 @@ func TestBFSMatchesRandomSearch(t *testing.T) {
 }
 
 // shortProofConfig replaces proofConfig under -short.
-var shortProofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
-	Restarts: 1}
+var shortProofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
 
 // proveReference searches the reference protocol exhaustively on c and
 // fails unless the only invariant violated is the one it is expected to.

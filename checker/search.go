@@ -84,6 +84,8 @@ type SearchResult struct {
 	// ended the search first: Runs is then less than Budget, and the
 	// absence of a violation proves nothing about the remaining runs.
 	Complete bool
+	// Reached counts, per scene, the runs that reached it.
+	Reached Coverage
 }
 
 // Search runs seeded random runs until one violates an invariant in
@@ -115,6 +117,7 @@ func RandomSearch(ctx context.Context, m *model.Machine, opt SearchOptions) Sear
 		seed := RunSeed(opt.Seed, i)
 		run, judged := RandomRun(m, seed, opt.Steps, stop)
 		v := Violations(run, judged) & stop
+		res.Reached.Add(run.Scenes)
 		if res.Runs++; opt.Progress != nil {
 			opt.Progress(res.Runs)
 		}

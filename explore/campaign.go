@@ -279,12 +279,14 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed}
 	complete := true
 	var howFar string // for a person: how far an incomplete search got
+	var reached checker.Coverage
 	if *mode == "bfs" {
 		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates,
 			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
 		meter.done()
 		summary["bfs"] = res
+		reached = res.Reached
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
 		}
@@ -309,6 +311,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		complete = res.Complete
 		howFar = fmt.Sprintf("%d of %d runs done", res.Runs, res.Budget)
+		reached = res.Reached
+		summary["reached"] = res.Reached
 	}
 	elapsed := time.Since(start)
 	summary["elapsed"] = elapsed.String()
@@ -320,6 +324,13 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			code = exitIncomplete
 			summary["stopped"] = stopCause(ctx)
 		}
+		// A search that never reached what the verdict depends on shows
+		// nothing: it is no pass.
+		vacuous := reached.Missing(v.Scenes())
+		if complete && vacuous != 0 {
+			code = exitIncomplete
+			summary["vacuous"] = vacuous.String()
+		}
 		if *jsonOut {
 			return code, writeJSON(stdout, summary)
 		}
@@ -328,7 +339,13 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 				elapsed.Round(time.Millisecond), stopCause(ctx))
 			return code, nil
 		}
-		fmt.Fprintf(stdout, "%s: no violation found (%s, %s)\n", v.Name, howFar, elapsed.Round(time.Millisecond))
+		if vacuous != 0 {
+			fmt.Fprintf(stdout, "%s: incomplete: no violation found (%s, %s), but the search never reached %s, which the verdict depends on\n",
+				v.Name, howFar, elapsed.Round(time.Millisecond), vacuous)
+			return code, nil
+		}
+		fmt.Fprintf(stdout, "%s: no violation found (%s, %s); scenes reached: %v\n", v.Name, howFar,
+			elapsed.Round(time.Millisecond), reached)
 		return code, nil
 	}
 	h := checker.Counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
@@ -421,7 +438,7 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	}
 	fmt.Fprintf(w, "scenes reached (transitions): %v\n", res.Reached)
 	if miss := res.Reached.Missing(v.Scenes()); miss != 0 && res.Complete {
-		fmt.Fprintf(w, "VACUOUS: %s's verdict depends on %s, which no transition reached: a wider bound is needed\n", v.Name, miss)
+		fmt.Fprintf(w, "vacuous: %s's verdict depends on %s, which no transition reached: a wider bound is needed\n", v.Name, miss)
 	}
 }
 
