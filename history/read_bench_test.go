@@ -1,4 +1,4 @@
-package history
+package history_test
 
 import (
 	"bytes"
@@ -6,13 +6,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/history/simulate"
 )
 
 // encoded returns a generated history of n events (1,000 resources, 50
 // processes) in the file format.
 func encoded(b *testing.B, n int) []byte {
 	var buf bytes.Buffer
-	if err := Encode(&buf, genHistory(1, n, 1000, 50)); err != nil {
+	if err := history.Encode(&buf, simulate.Reference(1, n, 1000, 50)); err != nil {
 		b.Fatal(err)
 	}
 	return buf.Bytes()
@@ -34,7 +37,7 @@ func benchRead(b *testing.B, n int) {
 	var held uint64
 	b.ResetTimer()
 	for b.Loop() {
-		h, err := ReadFile(path)
+		h, err := history.ReadFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}

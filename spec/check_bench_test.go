@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"github.com/fencecheck/fencecheck/history/simulate"
 	"runtime"
 	"syscall"
 	"testing"
@@ -22,7 +23,7 @@ func cpuTime(b *testing.B) time.Duration {
 // than wall time), the peak of the Go heap seen by a sampler every 10 ms, and
 // the heap that the history alone holds before the check.
 func benchCheck(b *testing.B, events, resources, workers int) {
-	h := genHistory(1, events, resources, workers)
+	h := simulate.Reference(1, events, resources, workers)
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"fmt"
+	"github.com/fencecheck/fencecheck/history/simulate"
 	"reflect"
 	"runtime"
 	"slices"
@@ -161,7 +162,7 @@ func TestGeneratedHistoryHasNoFalseAlarm(t *testing.T) {
 	// retries, crashes and expiries, violates nothing but the documented
 	// non-guarantee. The history also survives the format's writer and
 	// reader, and the report does not depend on the number of goroutines.
-	h := genHistory(7, 40000, 40, 12)
+	h := simulate.Reference(7, 40000, 40, 12)
 	var buf bytes.Buffer
 	if err := history.Encode(&buf, h); err != nil {
 		t.Fatal(err)

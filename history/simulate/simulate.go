@@ -1,4 +1,8 @@
-package spec
+// Package simulate makes large histories of the reference protocol without
+// the model: a direct simulation, fast enough for millions of events, for
+// the benchmarks of reading and checking histories (BENCHMARKS.md) and for
+// tests that need a big history whose verdict is known.
+package simulate
 
 import (
 	"fmt"
@@ -8,7 +12,7 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 )
 
-// genHistory simulates the reference protocol deterministically from seed:
+// Reference simulates the reference protocol deterministically from seed:
 // workers worker processes acquire, write, renew, release and read on
 // resources resources, with the coordinator advancing each resource's fence
 // before every grant; about 2% of completions are info (taking effect or not,
@@ -19,10 +23,10 @@ import (
 // the protocol's guarantees hold; only absolute-validity (the documented
 // non-guarantee) may be violated. It stops at the first step that reaches
 // events events; operations still open then stay open.
-func genHistory(seed uint64, events, resources, workers int) *history.History {
+func Reference(seed uint64, events, resources, workers int) *history.History {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	h := &history.History{HasHeader: true, Header: history.Header{Format: history.Format, Version: history.Version,
-		Seed: seed, TimeUnit: "tick", Note: "spec.genHistory: the reference protocol, simulated"}}
+		Seed: seed, TimeUnit: "tick", Note: "simulate.Reference: the reference protocol, simulated"}}
 	h.Events = make([]history.Event, 0, events+8)
 
 	type resState struct {
