@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	leases "github.com/fencecheck/fencecheck/lease"
 )
 
 // Protocol errors of the coordinator: the fail answers of the history format.
 var (
-	ErrHeld      = errors.New(history.Held)
-	ErrExpired   = errors.New(history.Expired)
-	ErrNotHolder = errors.New(history.NotHolder)
+	ErrHeld      = leases.ErrHeld
+	ErrExpired   = leases.ErrExpired
+	ErrNotHolder = leases.ErrNotHolder
 )
 
 // protocolError maps a protocol error's text back to it (for errors that
