@@ -206,9 +206,9 @@ func (c *client) maybePause(_ context.Context, where string) error {
 
 // server is the driver's end: it serves every process worker of a run.
 type server struct {
-	ln    net.Listener
-	coord *Coordinator
-	log   eventLog
+	ln     net.Listener
+	coord  *Coordinator
+	log    eventLog
 	procs  map[string]*proc // by worker id; fixed before serving
 	tokens *counter
 	wg     sync.WaitGroup

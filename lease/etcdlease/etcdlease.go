@@ -209,4 +209,3 @@ func (ls *Lease) Resource() string { return ls.resource }
 
 // Key is the lock key.
 func (ls *Lease) Key() string { return ls.key }
-

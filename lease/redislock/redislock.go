@@ -160,4 +160,3 @@ func (ls *Lease) Release(ctx context.Context) error {
 		return nil
 	})
 }
-
