@@ -40,15 +40,20 @@ type held interface {
 // acquire, renew and release themselves (and the holder's raise of the
 // fence), so the worker does not.
 type extLessor struct {
-	try  func(ctx context.Context, resource, requestID string, ttl time.Duration) (held, error)
-	mu   sync.Mutex
-	held map[string]held // by resource
+	// timeout bounds each call to the service (a service that is gone
+	// answers nothing: the call is recorded info).
+	timeout time.Duration
+	try     func(ctx context.Context, resource, requestID string, ttl time.Duration) (held, error)
+	mu      sync.Mutex
+	held    map[string]held // by resource
 }
 
 func (l *extLessor) recordsItself() {}
 
 func (l *extLessor) Acquire(ctx context.Context, r AcquireRequest) (Grant, error) {
-	h, err := l.try(ctx, r.Resource, r.RequestID, r.TTL)
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	h, err := l.try(cctx, r.Resource, r.RequestID, r.TTL)
 	if h != nil {
 		l.mu.Lock()
 		l.held[r.Resource] = h
@@ -101,7 +106,9 @@ func (l *extLessor) Renew(ctx context.Context, r LeaseRequest) error {
 	if err != nil {
 		return err
 	}
-	return soft(ctx, h.Renew(ctx))
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	return soft(ctx, h.Renew(cctx))
 }
 
 func (l *extLessor) Release(ctx context.Context, r LeaseRequest) error {
@@ -112,7 +119,9 @@ func (l *extLessor) Release(ctx context.Context, r LeaseRequest) error {
 	l.mu.Lock()
 	delete(l.held, r.Resource)
 	l.mu.Unlock()
-	return soft(ctx, h.Release(ctx))
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	return soft(ctx, h.Release(cctx))
 }
 
 // leaseClients are the connections of a process (or of the driver's
@@ -169,7 +178,7 @@ func (l leaseLog) Complete(process string, t history.Type, f, resource string, v
 // made-up token from tokens.
 func newExtLessor(s workerSpec, c *leaseClients, sink Sink, log eventLog, tokens func() int64) *extLessor {
 	rec := leases.Recording{Log: leaseLog{log}, Holder: leases.Holder{Process: s.ID, Owner: s.ID, Incarnation: s.Incarnation}}
-	l := &extLessor{held: map[string]held{}}
+	l := &extLessor{held: map[string]held{}, timeout: min(max(5*s.TTL, time.Second), 10*time.Second)}
 	switch s.Lease {
 	case Etcd:
 		lk := &etcdlease.Locker{Client: c.etcd, Prefix: s.Prefix, Recording: rec, Raise: sink.Raise}
