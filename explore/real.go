@@ -46,6 +46,8 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fs.BoolVar(&cfg.StopAtFirst, "stop", false, "stop at the first run that violates an invariant")
 	fault := fs.String("fault", faultNone, "a fault mid-run: none, leader-kill or leader-restart (etcd), server-kill (etcd, redis)")
 	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the redis address")
+	fs.BoolVar(&cfg.KeepAll, "keep", false, "keep every run's history under --out, not only the violating ones")
+	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource")
 	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
 	if err := parse(fs, args); err != nil {
 		return 0, err

@@ -83,6 +83,10 @@ type Config struct {
 	// unexpected violation, unless KeepAll.
 	Out     string
 	KeepAll bool
+	// KillAfter, if positive, kills the first process worker with SIGKILL
+	// that long into each run: the run ends early, with the worker's crash
+	// recorded and its open operation left open.
+	KillAfter time.Duration
 }
 
 // Expected lists the invariants a history of the reference protocol may
@@ -369,7 +373,7 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 		errs = append(errs, fmt.Errorf("faults: %w", err))
 	}
 	errMu.Lock()
-	runErr := errors.Join(append(errs, rec.Err())...)
+	runErr := errors.Join(append(causes(errs), rec.Err())...)
 	errMu.Unlock()
 	out.History = rec.History()
 	out.Report = spec.Check(out.History, spec.Options{Timeout: cfg.CheckTimeout})
@@ -391,6 +395,21 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 		}
 	}
 	return out, runErr
+}
+
+// causes drops the cancellations that the first failure caused in the other
+// workers, unless there is nothing else.
+func causes(errs []error) []error {
+	var out []error
+	for _, err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			out = append(out, err)
+		}
+	}
+	if len(out) == 0 {
+		return errs
+	}
+	return out
 }
 
 // runFile is where run's history is written as it happens, under dir.
@@ -632,12 +651,32 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 			defer wg.Done()
 			err := p.cmd.Wait()
 			close(p.done)
+			var exit *exec.ExitError
+			if errors.As(err, &exit) && ctx.Err() == nil {
+				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					// Killed from outside (SIGKILL, the OOM killer): a crash,
+					// recorded; its open operation stays open (info).
+					rec.Fault(p.id, history.Crash, history.Value{})
+				}
+			}
+			if err != nil && ctx.Err() != nil {
+				return // killed by the run's end: the cause is reported already
+			}
 			if out := bytes.TrimSpace(stderr[i].Bytes()); err != nil && len(out) > 0 {
 				fail(fmt.Errorf("worker %s: %w: %s", p.id, err, out))
 			} else if err != nil {
 				fail(fmt.Errorf("worker %s: %w", p.id, err))
 			}
 		}()
+		if i == 0 && cfg.KillAfter > 0 {
+			go func() {
+				if sleep(ctx, cfg.KillAfter) == nil {
+					p.mu.Lock() // not while stopped: a stopped process would still die, but never resume
+					_ = p.cmd.Process.Signal(syscall.SIGKILL)
+					p.mu.Unlock()
+				}
+			}()
+		}
 		go func() {
 			defer wg.Done()
 			if err := p.nemesis(ctx, rand.New(rand.NewPCG(specs[i].Seed, 4))); err != nil {

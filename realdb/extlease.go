@@ -142,6 +142,7 @@ func openLeaseClients(kind string, endpoints []string) (*leaseClients, error) {
 		}
 		c.etcd = cli
 	case Redis:
+		quietRedis.Do(func() { redis.SetLogger(quiet{}) })
 		if len(endpoints) == 0 {
 			return nil, errors.New("realdb: redis needs an address")
 		}
@@ -161,6 +162,14 @@ func (c *leaseClients) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// quiet silences go-redis's own log (a server gone shows in the history and
+// in the run's error instead).
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+var quietRedis sync.Once
 
 // leaseLog is a worker's eventLog seen as the adapters' leases.Log.
 type leaseLog struct{ log eventLog }

@@ -3,6 +3,8 @@ package realdb
 import (
 	"context"
 	"os"
+
+	"github.com/fencecheck/fencecheck/history"
 	"sync"
 	"testing"
 	"time"
@@ -74,11 +76,162 @@ func stopServices() error {
 	return err
 }
 
-func TestEtcdAtomicQuick(t *testing.T) {
-	c := needEtcd(t)
-	cfg := Config{Lease: Etcd, LeaseEndpoints: c.Endpoints(), Sink: Atomic, Runs: 1, Seed: 1}
-	res := run(t, cfg)
+// serviceConfig is the tests' workload on a lease service: 3 goroutine
+// workers on 2 resources with 2 tasks each.
+func serviceConfig(kind string, endpoints []string, sink string, runs int, seed uint64) Config {
+	return Config{Lease: kind, LeaseEndpoints: endpoints, Sink: sink, Runs: runs, Seed: seed,
+		Workers: 3, Tasks: 2}
+}
+
+// byInvariant counts the runs caught by each invariant.
+func byInvariant(res Result) map[string]int {
+	n := map[string]int{}
 	for _, r := range res.Runs {
-		t.Logf("run %d: %v %+v unexpected %v", r.Run, r.Elapsed, r.Stats, r.Unexpected)
+		seen := map[string]bool{}
+		for _, v := range r.Unexpected {
+			if !seen[v.Invariant] {
+				seen[v.Invariant] = true
+				n[v.Invariant]++
+			}
+		}
+	}
+	return n
+}
+
+// TestEtcdFencedSinkPasses: etcd's lock with the holder's raise and an atomic
+// or max-token sink shows nothing beyond absolute-validity.
+func TestEtcdFencedSinkPasses(t *testing.T) {
+	c := needEtcd(t)
+	for _, sink := range []string{Atomic, MaxToken} {
+		t.Run(sink, func(t *testing.T) {
+			res := run(t, serviceConfig(Etcd, c.Endpoints(), sink, 1, 1))
+			checkAtomicPasses(t, res, false)
+		})
+	}
+}
+
+// TestEtcdLockAloneCaught: the lock alone (a sink that checks nothing) lets a
+// paused holder's write land after the takeover.
+func TestEtcdLockAloneCaught(t *testing.T) {
+	c := needEtcd(t)
+	cfg := serviceConfig(Etcd, c.Endpoints(), None, 8, 2)
+	cfg.StopAtFirst = true
+	res := run(t, cfg)
+	checkCaught(t, res)
+	t.Logf("caught by %v", byInvariant(res))
+}
+
+// TestEtcdProcessWorkers: process workers with their own etcd clients,
+// stopped with SIGSTOP, and the atomic sink.
+func TestEtcdProcessWorkers(t *testing.T) {
+	c := needEtcd(t)
+	cfg := serviceConfig(Etcd, c.Endpoints(), Atomic, 1, 7)
+	cfg.Workers, cfg.Procs, cfg.PauseProb = 1, 2, 0.3
+	checkAtomicPasses(t, run(t, cfg), false)
+}
+
+func TestRedisAtomicPasses(t *testing.T) {
+	addr := needRedis(t)
+	checkAtomicPasses(t, run(t, serviceConfig(Redis, []string{addr}, Atomic, 5, 1)), false)
+}
+
+// TestRedisWithoutTokenCaught: the Redis lock and a sink with nothing to
+// fence on.
+func TestRedisWithoutTokenCaught(t *testing.T) {
+	addr := needRedis(t)
+	cfg := serviceConfig(Redis, []string{addr}, None, 30, 1)
+	cfg.StopAtFirst = true
+	res := run(t, cfg)
+	checkCaught(t, res)
+	t.Logf("caught by %v", byInvariant(res))
+}
+
+// TestRedisProcessWorkers: process workers with their own Redis clients and
+// tokens drawn from the driver.
+func TestRedisProcessWorkers(t *testing.T) {
+	addr := needRedis(t)
+	cfg := serviceConfig(Redis, []string{addr}, Atomic, 2, 7)
+	cfg.Workers, cfg.Procs, cfg.PauseProb = 1, 2, 0.3
+	checkAtomicPasses(t, run(t, cfg), false)
+}
+
+// TestServerGoneMidRun: the Redis server is killed mid-run. The run ends with
+// an error naming the cause, and what was recorded until then is kept (the
+// history file is a valid prefix) and checked.
+func TestServerGoneMidRun(t *testing.T) {
+	ctx := context.Background()
+	srv, err := redisserver.Start(ctx)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer srv.Stop()
+	out := t.TempDir()
+	cfg := serviceConfig(Redis, []string{srv.Addr}, Atomic, 3, 1)
+	cfg.Out = out
+	cfg.Faults = func(ctx context.Context, run int, rec *history.Recorder) error {
+		if err := sleep(ctx, 150*time.Millisecond); err != nil {
+			return nil
+		}
+		rec.Fault(history.Nemesis, history.Crash, history.Value{Target: "redis"})
+		return srv.Stop()
+	}
+	res, err := Run(ctx, cfg)
+	t.Logf("error: %v", err)
+	if len(res.Runs) != 1 {
+		t.Fatalf("%d runs recorded, want the one that the fault ended", len(res.Runs))
+	}
+	r := res.Runs[0]
+	if err == nil && r.Err == nil {
+		// Workers may all have finished before the kill: then the fault line
+		// is there and nothing failed.
+		t.Logf("the run finished before the server went away")
+	}
+	h, rerr := history.ReadFile(cfg.RunFile(0))
+	if rerr != nil {
+		t.Fatalf("the history written as it happened does not read back: %v", rerr)
+	}
+	if len(h.Events) != len(r.History.Events) {
+		t.Fatalf("file has %d events, the recorder %d", len(h.Events), len(r.History.Events))
+	}
+	crash := false
+	for _, e := range h.Events {
+		crash = crash || e.F == history.Crash
+	}
+	if !crash {
+		t.Fatal("no crash line in the history")
+	}
+	if r.Caught() {
+		t.Fatalf("the prefix violates %v", r.Unexpected)
+	}
+}
+
+// TestWorkerKilled: a process worker killed with SIGKILL mid-run. The run
+// ends early with a message naming it, its crash is recorded, and the
+// prefix is checked (nothing unexpected with the atomic sink).
+func TestWorkerKilled(t *testing.T) {
+	cfg := Config{Workers: 1, Procs: 2, Runs: 5, Seed: 3, KillAfter: 40 * time.Millisecond, Out: t.TempDir()}
+	res, err := Run(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("a run with a worker killed ended without an error")
+	}
+	t.Logf("error: %v", err)
+	r := res.Runs[len(res.Runs)-1] // the runs before it finished before the kill
+	if r.Err == nil {
+		t.Fatalf("the last run has no error")
+	}
+	crash := 0
+	for _, e := range r.History.Events {
+		if e.F == history.Crash && e.Process == "p1" {
+			crash++
+		}
+	}
+	if crash != 1 || r.Caught() {
+		t.Fatalf("crash lines %d (want 1), unexpected %v", crash, r.Unexpected)
+	}
+	if _, err := history.ReadFile(cfg.RunFile(r.Run)); err != nil {
+		t.Fatalf("the history file is not a valid prefix: %v", err)
 	}
 }

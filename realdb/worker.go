@@ -73,7 +73,12 @@ type worker struct {
 	// whenever a third of the ttl has passed since the last grant or renew.
 	selfRecording bool
 	renewed       time.Time
+	down          int // lease service answers of unknown outcome in a row
 }
+
+// maxDown is how many answers of unknown outcome in a row from the lease
+// service a worker takes before it gives up: the service is gone.
+const maxDown = 4
 
 // selfRecorder is a lessor that records its own operations.
 type selfRecorder interface{ recordsItself() }
@@ -106,7 +111,14 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) attempt(ctx context.Context, resource, requestID string) error {
 	grant, err := w.acquire(ctx, resource, requestID)
 	var down unavailable
-	if errors.Is(err, ErrHeld) || errors.As(err, &down) {
+	if errors.As(err, &down) {
+		if w.down++; w.down >= maxDown {
+			return fmt.Errorf("%w (%d answers of unknown outcome in a row)", err, w.down)
+		}
+		return w.backoff(ctx)
+	}
+	w.down = 0
+	if errors.Is(err, ErrHeld) {
 		return w.backoff(ctx)
 	}
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,7 @@ type Server struct {
 	dir  string
 	cmd  *exec.Cmd
 	done chan error
+	once sync.Once
 }
 
 // Binary finds redis-server on PATH or in /usr/bin; "" if none.
@@ -161,11 +163,13 @@ func start(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Ser
 }
 
 func (s *Server) kill() {
-	_ = s.cmd.Process.Kill()
-	<-s.done
+	s.once.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	})
 }
 
-// Stop kills the server and removes its directory.
+// Stop kills the server and removes its directory; it may be called again.
 func (s *Server) Stop() error {
 	s.kill()
 	return os.RemoveAll(s.dir)
