@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fencecheck/fencecheck/history"
 	"sync"
 	"testing"
@@ -99,13 +101,17 @@ func byInvariant(res Result) map[string]int {
 }
 
 // TestEtcdFencedSinkPasses: etcd's lock with the holder's raise and an atomic
-// or max-token sink shows nothing beyond absolute-validity.
+// or max-token sink, on SQLite and PostgreSQL, shows nothing beyond
+// absolute-validity.
 func TestEtcdFencedSinkPasses(t *testing.T) {
 	c := needEtcd(t)
-	for _, sink := range []string{Atomic, MaxToken} {
-		t.Run(sink, func(t *testing.T) {
-			res := run(t, serviceConfig(Etcd, c.Endpoints(), sink, 1, 1))
-			checkAtomicPasses(t, res, false)
+	for _, tc := range []struct{ db, sink string }{{SQLite, Atomic}, {Postgres, MaxToken}} {
+		t.Run(tc.db+"/"+tc.sink, func(t *testing.T) {
+			cfg := serviceConfig(Etcd, c.Endpoints(), tc.sink, 1, 1)
+			if tc.db == Postgres {
+				cfg.DB, cfg.DSN = Postgres, needPostgres(t)
+			}
+			checkAtomicPasses(t, run(t, cfg), false)
 		})
 	}
 }
@@ -126,7 +132,7 @@ func TestEtcdLockAloneCaught(t *testing.T) {
 func TestEtcdProcessWorkers(t *testing.T) {
 	c := needEtcd(t)
 	cfg := serviceConfig(Etcd, c.Endpoints(), Atomic, 1, 7)
-	cfg.Workers, cfg.Procs, cfg.PauseProb = 1, 2, 0.3
+	cfg.Workers, cfg.Procs, cfg.Resources, cfg.Attempts = 1, 2, 1, 8
 	checkAtomicPasses(t, run(t, cfg), false)
 }
 
@@ -230,6 +236,49 @@ func TestWorkerKilled(t *testing.T) {
 	}
 	if crash != 1 || r.Caught() {
 		t.Fatalf("crash lines %d (want 1), unexpected %v", crash, r.Unexpected)
+	}
+	if _, err := history.ReadFile(cfg.RunFile(r.Run)); err != nil {
+		t.Fatalf("the history file is not a valid prefix: %v", err)
+	}
+}
+
+// TestDatabaseRestartMidRun: every connection to PostgreSQL is cut mid-run
+// (pg_terminate_backend: what clients see of a database restart). The
+// operation that meets it is recorded info, the run ends early with the
+// database's error, and the recorded prefix is checked and kept.
+func TestDatabaseRestartMidRun(t *testing.T) {
+	dsn := needPostgres(t)
+	cfg := runConfig(Postgres, dsn, Atomic, 5, 11)
+	cfg.Out = t.TempDir()
+	cfg.Faults = func(ctx context.Context, run int, rec *history.Recorder) error {
+		if err := sleep(ctx, 60*time.Millisecond); err != nil {
+			return nil
+		}
+		conn, err := pgx.Connect(context.WithoutCancel(ctx), dsn)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		rec.Fault(history.Nemesis, history.Crash, history.Value{Target: "postgres"})
+		_, err = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`)
+		rec.Fault(history.Nemesis, history.Restart, history.Value{Target: "postgres"})
+		return err
+	}
+	res, err := Run(context.Background(), cfg)
+	if err == nil {
+		t.Fatalf("no run ended early in %d runs", len(res.Runs))
+	}
+	t.Logf("error: %v", err)
+	r := res.Runs[len(res.Runs)-1]
+	info := 0
+	for _, e := range r.History.Events {
+		if e.Type == history.Info && history.IsOperation(e.F) {
+			info++
+		}
+	}
+	if info == 0 || r.Caught() {
+		t.Fatalf("info completions %d (want some), unexpected %v", info, r.Unexpected)
 	}
 	if _, err := history.ReadFile(cfg.RunFile(r.Run)); err != nil {
 		t.Fatalf("the history file is not a valid prefix: %v", err)
