@@ -3,14 +3,13 @@ package realdb
 import (
 	"context"
 	"os"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/fencecheck/fencecheck/history"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/lease/etcdcluster"
 	"github.com/fencecheck/fencecheck/lease/redisserver"
 )
