@@ -119,7 +119,7 @@ func TestEtcdFencedSinkPasses(t *testing.T) {
 // paused holder's write land after the takeover.
 func TestEtcdLockAloneCaught(t *testing.T) {
 	c := needEtcd(t)
-	cfg := serviceConfig(Etcd, c.Endpoints(), None, 8, 2)
+	cfg := serviceConfig(Etcd, c.Endpoints(), None, 10, 2)
 	cfg.StopAtFirst = true
 	res := run(t, cfg)
 	checkCaught(t, res)
@@ -131,13 +131,13 @@ func TestEtcdLockAloneCaught(t *testing.T) {
 func TestEtcdProcessWorkers(t *testing.T) {
 	c := needEtcd(t)
 	cfg := serviceConfig(Etcd, c.Endpoints(), Atomic, 1, 7)
-	cfg.Workers, cfg.Procs, cfg.Resources, cfg.Attempts = 1, 2, 1, 8
+	cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.Attempts = 1, 2, 1, 1, 6
 	checkAtomicPasses(t, run(t, cfg), false)
 }
 
 func TestRedisAtomicPasses(t *testing.T) {
 	addr := needRedis(t)
-	checkAtomicPasses(t, run(t, serviceConfig(Redis, []string{addr}, Atomic, 5, 1)), false)
+	checkAtomicPasses(t, run(t, serviceConfig(Redis, []string{addr}, Atomic, 3, 1)), false)
 }
 
 // TestRedisWithoutTokenCaught: the Redis lock and a sink with nothing to
@@ -155,7 +155,7 @@ func TestRedisWithoutTokenCaught(t *testing.T) {
 // tokens drawn from the driver.
 func TestRedisProcessWorkers(t *testing.T) {
 	addr := needRedis(t)
-	cfg := serviceConfig(Redis, []string{addr}, Atomic, 2, 7)
+	cfg := serviceConfig(Redis, []string{addr}, Atomic, 1, 7)
 	cfg.Workers, cfg.Procs, cfg.PauseProb = 1, 2, 0.3
 	checkAtomicPasses(t, run(t, cfg), false)
 }
