@@ -48,6 +48,8 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the redis address")
 	fs.BoolVar(&cfg.KeepAll, "keep", false, "keep every run's history under --out, not only the violating ones")
 	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource")
+	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
+	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule: the real length of one model tick")
 	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -74,6 +76,9 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, usagef("--fault %s needs --lease etcd", *fault)
 	case *fault != faultNone && *endpoints != "":
 		return 0, usagef("--fault needs the lease service this command starts (no --endpoints)")
+	}
+	if *schedule != "" {
+		return runSchedule(ctx, *schedule, cfg, *tick, *out, *jsonOut, stdout)
 	}
 	dir := filepath.Join(*out, "real-"+cfg.Lease+"-"+cfg.DB+"-"+cfg.Sink)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -296,4 +301,49 @@ func wait(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// runSchedule replays a model counterexample on the real stack.
+func runSchedule(ctx context.Context, path string, cfg realdb.Config, tick time.Duration, out string, jsonOut bool, stdout io.Writer) (int, error) {
+	if cfg.Lease != realdb.Builtin {
+		return 0, usagef("--schedule replays on the built-in coordinator (no --lease %s)", cfg.Lease)
+	}
+	h, err := history.ReadFile(path)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	res, err := realdb.Replay(ctx, h, realdb.ReplayConfig{DB: cfg.DB, DSN: cfg.DSN, Tick: tick})
+	if err != nil {
+		return 0, err
+	}
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	file, err := save(filepath.Join(out, "replay-"+cfg.DB), base, res.History)
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for _, v := range res.Report.Violations {
+		if !slices.Contains(ids, v.Invariant) {
+			ids = append(ids, v.Invariant)
+		}
+	}
+	code := exitOK
+	for _, id := range ids {
+		if !slices.Contains(realdb.Expected, id) {
+			code = exitViolation
+		}
+	}
+	if jsonOut {
+		return code, writeJSON(stdout, map[string]any{"schedule": path, "db": cfg.DB, "reproduced": res.Reproduced(),
+			"mismatches": nonNil(res.Mismatches), "notes": nonNil(res.Notes), "violated": nonNil(ids), "modelExpect": h.Header.Expect, "file": file})
+	}
+	fmt.Fprintf(stdout, "%s replayed on the built-in coordinator and %s: reproduced %v\n", path, cfg.DB, res.Reproduced())
+	for _, m := range res.Mismatches {
+		fmt.Fprintf(stdout, "  mismatch: %s\n", m)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stdout, "  beyond the schedule: %s\n", n)
+	}
+	fmt.Fprintf(stdout, "  the real history violates %v (the model's expect: %v)\n  history: %s\n", ids, h.Header.Expect, file)
+	return code, nil
 }
