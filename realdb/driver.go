@@ -528,6 +528,9 @@ type proc struct {
 	mu   sync.Mutex
 	wg   sync.WaitGroup // pauses in progress
 	done chan struct{}  // closed when the process has exited
+	// started is closed once cmd.Start has returned: the process may ask to
+	// be paused before the driver's goroutine is done starting it.
+	started chan struct{}
 }
 
 // maybePause answers a worker at one of its pause points: it may stop the
@@ -544,6 +547,7 @@ func (p *proc) maybePause(ctx context.Context, _ string) error {
 // continued; without, it returns at once and a goroutine continues it. It
 // does nothing if the process is already stopped or has exited.
 func (p *proc) stop(ctx context.Context, d time.Duration, wait bool) error {
+	<-p.started
 	if !p.mu.TryLock() {
 		return nil
 	}
@@ -634,14 +638,16 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		cmd.WaitDelay = time.Second
 		p := &proc{id: s.ID, cmd: cmd, rec: rec, prob: cfg.PauseProb, ttl: cfg.TTL,
-			rng: rand.New(rand.NewPCG(s.Seed, 3)), done: make(chan struct{})}
+			rng: rand.New(rand.NewPCG(s.Seed, 3)), done: make(chan struct{}), started: make(chan struct{})}
 		procs, stderr = append(procs, p), append(stderr, &buf)
 		srv.procs[s.ID] = p
 	}
 	go srv.serve(ctx)
 	var wg sync.WaitGroup
 	for i, p := range procs {
-		if err := p.cmd.Start(); err != nil {
+		err := p.cmd.Start()
+		close(p.started)
+		if err != nil {
 			fail(fmt.Errorf("starting worker %s: %w", p.id, err))
 			close(p.done)
 			continue
