@@ -166,7 +166,8 @@ func (ls *Lease) renew(ctx context.Context, r lease.Recording) error {
 // fails, recording each renew under process keepAliveProcess (the holder's
 // process name must not be used for it while the holder records other
 // operations: one operation open per process). It returns the renew's error,
-// or nil when ctx is done.
+// or nil when ctx is done (a renew that ctx's end cuts short is recorded
+// info).
 func (ls *Lease) KeepAlive(ctx context.Context, interval time.Duration, keepAliveProcess string) error {
 	r := ls.l.Recording
 	r.Holder.Process = keepAliveProcess
@@ -179,6 +180,9 @@ func (ls *Lease) KeepAlive(ctx context.Context, interval time.Duration, keepAliv
 		case <-t.C:
 		}
 		if err := ls.renew(ctx, r); err != nil {
+			if ctx.Err() != nil {
+				return nil // cut by the end of ctx (recorded info)
+			}
 			return err
 		}
 	}
