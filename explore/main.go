@@ -66,7 +66,7 @@ func init() {
 		{"check", "FILE|-", "check any history in the documented format (no model)", runCheck},
 		{"viz", "FILE [-o OUT.html] [--format html|mermaid]", "render a history as a timeline", runViz},
 		{"merge", "FILE...", "combine the --json results of the jobs of a split search (--shard i/n)", runMerge},
-		{"real", "[--db sqlite|postgres] [--sink atomic|check-then-write]", "run real workers against a fenced sink on a real database and check the histories", runReal},
+		{"real", "[--lease builtin|etcd|redis] [--db sqlite|postgres] [--sink atomic|check-then-write|max-token|none] [--schedule FILE]", "run real workers on a real lease service and sink and check the histories", runReal},
 	}
 }
 

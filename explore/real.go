@@ -2,30 +2,55 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/lease/etcdcluster"
+	"github.com/fencecheck/fencecheck/lease/redisserver"
 	"github.com/fencecheck/fencecheck/realdb"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
+// Faults of explore real (--fault).
+const (
+	faultNone          = "none"
+	faultLeaderKill    = "leader-kill"    // etcd: stop the leader mid-run, for good (the run goes on with two members)
+	faultLeaderRestart = "leader-restart" // etcd: stop the leader mid-run and start it again 2 ttls later
+	faultServerKill    = "server-kill"    // etcd or redis: stop every member (the server) mid-run, for good
+)
+
 func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, jsonOut := flags("real", "[--db sqlite|postgres] [--sink atomic|check-then-write] [flags]",
-		"Run real workers (goroutines and SIGSTOPped processes) against a real coordinator and a fenced sink on a real database, record each run's history and check it. Exit 1 when a run violates an invariant beyond absolute-validity.", stdout)
+	fs, jsonOut := flags("real", "[--lease builtin|etcd|redis] [--db sqlite|postgres] [--sink atomic|check-then-write|max-token|none] [flags]",
+		"Run real workers (goroutines and SIGSTOPped processes) against a lease service (the built-in coordinator, etcd embedded in this binary as a 3-member loopback cluster, or a throwaway redis-server) and a fenced sink on a real database, record each run's history (written line by line as it happens) and check it. Exit 1 when a run violates an invariant beyond absolute-validity.", stdout)
 	cfg := realdb.Config{}
+	fs.StringVar(&cfg.Lease, "lease", realdb.Builtin, "builtin, etcd or redis")
 	fs.StringVar(&cfg.DB, "db", realdb.SQLite, "sqlite or postgres")
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (required with --db postgres); for sqlite, a folder for the database")
-	fs.StringVar(&cfg.Sink, "sink", realdb.Atomic, "atomic or check-then-write")
+	fs.StringVar(&cfg.Sink, "sink", realdb.Atomic, "atomic, check-then-write, max-token or none")
 	fs.IntVar(&cfg.Workers, "workers", 4, "goroutine workers")
 	fs.IntVar(&cfg.Procs, "procs", 0, "process workers (paused with SIGSTOP/SIGCONT)")
 	fs.IntVar(&cfg.Resources, "resources", 2, "resources (leases and fences)")
 	fs.IntVar(&cfg.Runs, "runs", 10, "runs")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the driver's choices (run i uses seed+i)")
-	fs.DurationVar(&cfg.TTL, "ttl", 20*time.Millisecond, "lease length")
+	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms)")
+	fs.Float64Var(&cfg.PauseProb, "pause", 0, "chance of a pause at each pause point (default 0.2; negative: none)")
 	fs.BoolVar(&cfg.StopAtFirst, "stop", false, "stop at the first run that violates an invariant")
-	out := fs.String("out", "explore-out", "folder for the histories of violating runs")
+	fault := fs.String("fault", faultNone, "a fault mid-run: none, leader-kill or leader-restart (etcd), server-kill (etcd, redis)")
+	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the redis address")
+	fs.BoolVar(&cfg.KeepAll, "keep", false, "keep every run's history under --out, not only the violating ones")
+	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource")
+	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
+	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule: the real length of one model tick")
+	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -33,43 +58,102 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	switch {
+	case !slices.Contains(realdb.LeaseKinds, cfg.Lease):
+		return 0, usagef("--lease %q: want builtin, etcd or redis", cfg.Lease)
 	case cfg.DB != realdb.SQLite && cfg.DB != realdb.Postgres:
 		return 0, usagef("--db %q: want sqlite or postgres", cfg.DB)
-	case cfg.Sink != realdb.Atomic && cfg.Sink != realdb.CheckThenWrite:
-		return 0, usagef("--sink %q: want atomic or check-then-write", cfg.Sink)
+	case !slices.Contains(realdb.SinkKinds, cfg.Sink):
+		return 0, usagef("--sink %q: want atomic, check-then-write, max-token or none", cfg.Sink)
 	case cfg.DB == realdb.Postgres && cfg.DSN == "":
 		return 0, usagef("--db postgres needs --dsn")
 	case cfg.Runs < 1 || cfg.Workers < 0 || cfg.Procs < 0 || cfg.Workers+cfg.Procs < 2:
 		return 0, usagef("need --runs >= 1 and at least two workers in all")
+	case !slices.Contains([]string{faultNone, faultLeaderKill, faultLeaderRestart, faultServerKill}, *fault):
+		return 0, usagef("--fault %q: want none, leader-kill, leader-restart or server-kill", *fault)
+	case *fault != faultNone && cfg.Lease == realdb.Builtin:
+		return 0, usagef("--fault %s needs --lease etcd or redis", *fault)
+	case (*fault == faultLeaderKill || *fault == faultLeaderRestart) && cfg.Lease != realdb.Etcd:
+		return 0, usagef("--fault %s needs --lease etcd", *fault)
+	case *fault != faultNone && *endpoints != "":
+		return 0, usagef("--fault needs the lease service this command starts (no --endpoints)")
 	}
-	res, err := realdb.Run(ctx, cfg)
+	if *schedule != "" {
+		return runSchedule(ctx, *schedule, cfg, *tick, *out, *jsonOut, stdout)
+	}
+	dir := filepath.Join(*out, "real-"+cfg.Lease+"-"+cfg.DB+"-"+cfg.Sink)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	cfg.Out = dir
+
+	svc, err := startService(ctx, cfg.Lease, *endpoints)
 	if err != nil {
 		return 0, err
 	}
+	defer svc.close()
+	cfg.LeaseEndpoints = svc.endpoints
+	if *fault != faultNone {
+		cfg.Faults = svc.faults(*fault, cfg)
+	}
+
+	res, runErr := realdb.Run(ctx, cfg)
 	code := exitOK
 	var files []string
 	for _, r := range res.Runs {
-		if !r.Caught() {
+		if !r.Caught() && r.Err == nil {
 			continue
 		}
-		code = exitViolation
-		path, err := save(filepath.Join(*out, "real-"+cfg.DB+"-"+cfg.Sink), fmt.Sprintf("run-%d", r.Run), r.History, cat)
+		if r.Caught() {
+			code = exitViolation
+		}
+		path, err := save(dir, fmt.Sprintf("run-%d", r.Run), r.History, cat)
 		if err != nil {
 			return 0, err
 		}
 		files = append(files, path)
 	}
-	if *jsonOut {
-		return code, writeJSON(stdout, map[string]any{"db": cfg.DB, "sink": cfg.Sink, "runs": len(res.Runs),
-			"caught": res.Caught, "firstCaught": res.FirstCaught, "unknown": res.Unknown,
-			"elapsed": res.Elapsed.String(), "files": nonNil(files)})
+	byInvariant := map[string]int{}
+	for _, r := range res.Runs {
+		seen := map[string]bool{}
+		for _, v := range r.Unexpected {
+			if !seen[v.Invariant] {
+				seen[v.Invariant] = true
+				byInvariant[v.Invariant]++
+			}
+		}
 	}
-	fmt.Fprintf(stdout, "%s sink on %s: %d runs in %s, %d with a violation", cfg.Sink, cfg.DB, len(res.Runs),
-		res.Elapsed.Round(time.Millisecond), res.Caught)
+	if *jsonOut {
+		j := map[string]any{"lease": cfg.Lease, "db": cfg.DB, "sink": cfg.Sink, "fault": *fault, "runs": len(res.Runs),
+			"caught": res.Caught, "firstCaught": res.FirstCaught, "unknown": res.Unknown, "caughtBy": byInvariant,
+			"elapsed": res.Elapsed.String(), "files": nonNil(files)}
+		if runErr != nil {
+			j["error"] = runErr.Error()
+		}
+		if err := writeJSON(stdout, j); err != nil {
+			return 0, err
+		}
+		if runErr != nil && code == exitOK {
+			return exitUsage, nil
+		}
+		return code, nil
+	}
+	fmt.Fprintf(stdout, "%s lease, %s sink on %s", cfg.Lease, cfg.Sink, cfg.DB)
+	if *fault != faultNone {
+		fmt.Fprintf(stdout, ", fault %s", *fault)
+	}
+	fmt.Fprintf(stdout, ": %d runs in %s, %d with a violation", len(res.Runs), res.Elapsed.Round(time.Millisecond), res.Caught)
 	if res.FirstCaught > 0 {
 		fmt.Fprintf(stdout, " (first at run %d)", res.FirstCaught)
 	}
 	fmt.Fprintln(stdout)
+	if len(byInvariant) > 0 {
+		var parts []string
+		for inv, n := range byInvariant {
+			parts = append(parts, fmt.Sprintf("%s %d", inv, n))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(stdout, "  runs caught by: %s\n", strings.Join(parts, ", "))
+	}
 	for _, r := range res.Runs {
 		for _, v := range r.Unexpected {
 			fmt.Fprintf(stdout, "  run %d: %s on %s: %s\n", r.Run, v.Invariant, v.Resource, v.Message)
@@ -81,5 +165,185 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	if res.Unknown > 0 {
 		fmt.Fprintf(stdout, "%d runs could not be fully checked in time (unknown)\n", res.Unknown)
 	}
+	if runErr != nil {
+		// The run that failed was checked as far as it was recorded (its
+		// history is kept); say so, then fail with the cause.
+		if n := len(res.Runs); n > 0 && res.Runs[n-1].Err != nil {
+			fmt.Fprintf(stdout, "run %d ended early; its %d recorded events were checked (%s)\n", n-1,
+				len(res.Runs[n-1].History.Events), verdict(res.Runs[n-1]))
+		}
+		if code == exitViolation {
+			fmt.Fprintf(stdout, "error: %v\n", runErr)
+			return code, nil
+		}
+		return 0, runErr
+	}
+	return code, nil
+}
+
+func verdict(r realdb.RunResult) string {
+	if r.Caught() {
+		return "violation"
+	}
+	return "nothing unexpected"
+}
+
+// service is the lease service of an explore real invocation.
+type service struct {
+	kind      string
+	endpoints []string
+	cluster   *etcdcluster.Cluster
+	etcdDir   string
+	redis     *redisserver.Server
+}
+
+func startService(ctx context.Context, kind, endpoints string) (*service, error) {
+	s := &service{kind: kind}
+	if endpoints != "" {
+		s.endpoints = strings.Split(endpoints, ",")
+		return s, nil
+	}
+	switch kind {
+	case realdb.Etcd:
+		dir, err := os.MkdirTemp("", "fencecheck-etcd-")
+		if err != nil {
+			return nil, err
+		}
+		s.etcdDir = dir
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		if s.cluster, err = etcdcluster.Start(sctx, dir, 3); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.endpoints = s.cluster.Endpoints()
+	case realdb.Redis:
+		var err error
+		if s.redis, err = redisserver.Start(ctx); err != nil {
+			return nil, err
+		}
+		s.endpoints = []string{s.redis.Addr}
+	}
+	return s, nil
+}
+
+func (s *service) close() {
+	if s.cluster != nil {
+		s.cluster.Close()
+		os.RemoveAll(s.etcdDir)
+	}
+	if s.redis != nil {
+		s.redis.Stop()
+	}
+}
+
+// faults returns the nemesis of a run: after 1 to 3 ttls (the workers are
+// under way), it stops the etcd leader (leader-kill, leader-restart) or the
+// whole service (server-kill) and records it as a crash of the nemesis's
+// target; leader-restart starts the member again 2 ttls later and records a
+// restart. A member killed for good stays down for the remaining runs.
+func (s *service) faults(kind string, cfg realdb.Config) func(ctx context.Context, run int, rec *history.Recorder) error {
+	ttl := cfg.TTL
+	if ttl == 0 {
+		ttl = time.Second
+		if s.kind == realdb.Redis {
+			ttl = 100 * time.Millisecond
+		}
+	}
+	done := false
+	return func(ctx context.Context, run int, rec *history.Recorder) error {
+		if done {
+			return nil
+		}
+		rng := rand.New(rand.NewPCG(cfg.Seed+uint64(run), 9))
+		if err := wait(ctx, ttl+time.Duration(rng.Int64N(int64(2*ttl)))); err != nil {
+			return nil // the workers finished first
+		}
+		switch kind {
+		case faultLeaderKill, faultLeaderRestart:
+			i := s.cluster.Leader()
+			if i < 0 {
+				return errors.New("no etcd leader to kill")
+			}
+			rec.Fault(history.Nemesis, history.Crash, history.Value{Target: s.cluster.Name(i)})
+			s.cluster.Stop(i)
+			if kind == faultLeaderKill {
+				done = true
+				return nil
+			}
+			_ = wait(ctx, 2*ttl) // cancelled or not, the member comes back
+			if err := s.cluster.Restart(context.WithoutCancel(ctx), i); err != nil {
+				return err
+			}
+			rec.Fault(history.Nemesis, history.Restart, history.Value{Target: s.cluster.Name(i)})
+		case faultServerKill:
+			done = true
+			if s.cluster != nil {
+				rec.Fault(history.Nemesis, history.Crash, history.Value{Target: "etcd"})
+				s.cluster.Close()
+			}
+			if s.redis != nil {
+				rec.Fault(history.Nemesis, history.Crash, history.Value{Target: "redis"})
+				s.redis.Stop()
+				s.redis = nil
+			}
+		}
+		return nil
+	}
+}
+
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runSchedule replays a model counterexample on the real stack.
+func runSchedule(ctx context.Context, path string, cfg realdb.Config, tick time.Duration, out string, jsonOut bool, stdout io.Writer) (int, error) {
+	if cfg.Lease != realdb.Builtin {
+		return 0, usagef("--schedule replays on the built-in coordinator (no --lease %s)", cfg.Lease)
+	}
+	h, err := history.ReadFile(path)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	res, err := realdb.Replay(ctx, h, realdb.ReplayConfig{DB: cfg.DB, DSN: cfg.DSN, Tick: tick})
+	if err != nil {
+		return 0, err
+	}
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	file, err := save(filepath.Join(out, "replay-"+cfg.DB), base, res.History, nil)
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for _, v := range res.Report.Violations {
+		if !slices.Contains(ids, v.Invariant) {
+			ids = append(ids, v.Invariant)
+		}
+	}
+	code := exitOK
+	for _, id := range ids {
+		if !slices.Contains(realdb.Expected, id) {
+			code = exitViolation
+		}
+	}
+	if jsonOut {
+		return code, writeJSON(stdout, map[string]any{"schedule": path, "db": cfg.DB, "reproduced": res.Reproduced(),
+			"mismatches": nonNil(res.Mismatches), "notes": nonNil(res.Notes), "violated": nonNil(ids), "modelExpect": h.Header.Expect, "file": file})
+	}
+	fmt.Fprintf(stdout, "%s replayed on the built-in coordinator and %s: reproduced %v\n", path, cfg.DB, res.Reproduced())
+	for _, m := range res.Mismatches {
+		fmt.Fprintf(stdout, "  mismatch: %s\n", m)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stdout, "  beyond the schedule: %s\n", n)
+	}
+	fmt.Fprintf(stdout, "  the real history violates %v (the model's expect: %v)\n  history: %s\n", ids, h.Header.Expect, file)
 	return code, nil
 }

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	leases "github.com/fencecheck/fencecheck/lease"
 )
 
 // Protocol errors of the coordinator: the fail answers of the history format.
 var (
-	ErrHeld      = errors.New(history.Held)
-	ErrExpired   = errors.New(history.Expired)
-	ErrNotHolder = errors.New(history.NotHolder)
+	ErrHeld      = leases.ErrHeld
+	ErrExpired   = leases.ErrExpired
+	ErrNotHolder = leases.ErrNotHolder
 )
 
 // protocolError maps a protocol error's text back to it (for errors that
@@ -67,6 +68,12 @@ type Coordinator struct {
 	mu     sync.Mutex
 	leases map[string]lease
 	grants map[string]grantRecord // by request id, for the coordinator's lifetime
+
+	// grantBeforeFence is the unsafe variant of that name, for replaying its
+	// counterexample: grant the next token at once and advance the sink's
+	// fence only when told (Advance).
+	grantBeforeFence bool
+	issued           map[string]int64
 }
 
 type lease struct {
@@ -106,9 +113,15 @@ func (c *Coordinator) Acquire(ctx context.Context, r AcquireRequest) (Grant, err
 	if l, ok := c.leases[r.Resource]; ok && c.clock() < l.deadline {
 		return Grant{}, ErrHeld
 	}
-	token, err := c.advance(ctx, r.Resource)
-	if err != nil {
-		return Grant{}, err
+	var token int64
+	if c.grantBeforeFence {
+		c.issued[r.Resource]++
+		token = c.issued[r.Resource]
+	} else {
+		var err error
+		if token, err = c.advance(ctx, r.Resource); err != nil {
+			return Grant{}, err
+		}
 	}
 	c.leases[r.Resource] = lease{owner: r.Owner, incarnation: r.Incarnation, token: token,
 		deadline: c.clock() + int64(r.TTL)}
@@ -133,6 +146,14 @@ func (c *Coordinator) advance(ctx context.Context, resource string) (int64, erro
 		}
 	}
 	return token, err
+}
+
+// Advance advances the sink's fence for resource now, recorded (the
+// grant-before-fence variant's late advance).
+func (c *Coordinator) Advance(ctx context.Context, resource string) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.advance(ctx, resource)
 }
 
 // holds reports whether the lease on r.Resource is the one r names; c.mu is

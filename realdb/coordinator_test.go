@@ -35,7 +35,7 @@ func TestCoordinator(t *testing.T) {
 		t.Fatalf("first acquire = %+v, %v", g, err)
 	}
 	// The fence was advanced before the grant.
-	if out, err := sink.Write(ctx, "a", 1, "r", "p", "r"); err != nil || out != history.Written {
+	if out, _, err := sink.Write(ctx, "a", 1, "r", "p", "r"); err != nil || out != history.Written {
 		t.Fatalf("write with the granted token: %q, %v", out, err)
 	}
 	_, err = acq("a", "B", "B1")
@@ -63,7 +63,7 @@ func TestCoordinator(t *testing.T) {
 	}
 	must(c.Renew(ctx, lease("a", "A", "1", 1)), ErrNotHolder)
 	must(c.Release(ctx, lease("a", "A", "1", 1)), ErrNotHolder)
-	if out, _ := sink.Write(ctx, "a", 1, "r2", "p", "r2"); out != history.Fenced {
+	if out, _, _ := sink.Write(ctx, "a", 1, "r2", "p", "r2"); out != history.Fenced {
 		t.Fatalf("stale write after takeover: %q", out)
 	}
 	must(c.Release(ctx, lease("a", "B", "1", 2)), nil)

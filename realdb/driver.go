@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -28,8 +29,19 @@ type Config struct {
 	// SQLite it is the directory for the database files (default: a new
 	// temporary directory, removed at the end).
 	DSN string
-	// Sink is Atomic (default) or CheckThenWrite.
+	// Sink is Atomic (default), CheckThenWrite, MaxToken or None.
 	Sink string
+	// Lease is the lease service: Builtin (default: the driver's own
+	// coordinator, which advances the fence before it grants), Etcd or Redis
+	// (the adapters of packages lease/etcdlease and lease/redislock; the
+	// holder raises the fence itself, package lease). LeaseEndpoints are the
+	// service's client URLs (etcd) or its address (Redis).
+	Lease          string
+	LeaseEndpoints []string
+	// Faults, if set, runs beside each run's workers until they finish (its
+	// context is then cancelled): a nemesis that kills a leader, restarts a
+	// database, ... and records each fault in rec. Its error ends the run.
+	Faults func(ctx context.Context, run int, rec *history.Recorder) error
 	// Workers is the number of goroutine workers and Procs the number of
 	// process workers (the executable run again; it must call
 	// MaybeRunWorker first thing). Default: 4 goroutine workers.
@@ -40,7 +52,8 @@ type Config struct {
 	// Attempts bounds each worker's acquire attempts per run (default 24);
 	// a worker stops sooner when it has seen every task done.
 	Attempts int
-	// TTL is the length of a lease (default 20ms). Pauses last 2 to 3 TTLs.
+	// TTL is the length of a lease (default 20ms; etcd 1s, its minimum with
+	// fast elections; Redis 100ms). Pauses last 2 to 3 TTLs.
 	TTL time.Duration
 	// PauseProb is the chance that a worker is paused at each of its pause
 	// points: before renewing, before writing, and inside the sink's write
@@ -64,6 +77,16 @@ type Config struct {
 	CheckTimeout time.Duration
 	// RunTimeout bounds one run (default 2 minutes).
 	RunTimeout time.Duration
+	// Out, if set, is a folder where each run's history is written line by
+	// line as it is recorded (run-N.jsonl), so that a crash leaves a valid
+	// prefix; a run's file is removed when the run ended cleanly with no
+	// unexpected violation, unless KeepAll.
+	Out     string
+	KeepAll bool
+	// KillAfter, if positive, kills the first process worker with SIGKILL
+	// that long into each run: the run ends early, with the worker's crash
+	// recorded and its open operation left open.
+	KillAfter time.Duration
 }
 
 // Expected lists the invariants a history of the reference protocol may
@@ -84,6 +107,10 @@ type RunResult struct {
 	Unexpected []spec.Violation
 	Stats      Stats
 	Elapsed    time.Duration
+	// Err is the failure of the machinery that ended the run early (a lease
+	// server gone, a database down, a worker killed): the history is the
+	// prefix recorded until then, and Report its check.
+	Err error
 }
 
 // Caught reports whether the run's history violates an invariant beyond
@@ -125,6 +152,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Sink == "" {
 		c.Sink = Atomic
 	}
+	if c.Lease == "" {
+		c.Lease = Builtin
+	}
 	if c.Workers == 0 && c.Procs == 0 {
 		c.Workers = 4
 	}
@@ -133,7 +163,14 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Attempts, 24)
 	def(&c.Runs, 1)
 	if c.TTL == 0 {
-		c.TTL = 20 * time.Millisecond
+		switch c.Lease {
+		case Etcd:
+			c.TTL = time.Second
+		case Redis:
+			c.TTL = 100 * time.Millisecond
+		default:
+			c.TTL = 20 * time.Millisecond
+		}
 	}
 	prob := func(p *float64, d float64) {
 		switch {
@@ -159,6 +196,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("realdb: counts must not be negative")
 	case c.TTL < time.Millisecond:
 		return c, fmt.Errorf("realdb: ttl %v is below 1ms", c.TTL)
+	case !slices.Contains(LeaseKinds, c.Lease):
+		return c, fmt.Errorf("realdb: unknown lease service %q (want one of %v)", c.Lease, LeaseKinds)
+	case c.Lease != Builtin && len(c.LeaseEndpoints) == 0:
+		return c, fmt.Errorf("realdb: lease service %s needs its endpoints", c.Lease)
 	}
 	return c, SinkConfig{DB: c.DB, Kind: c.Sink, DSN: "-"}.validate()
 }
@@ -181,10 +222,22 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	defer os.RemoveAll(dir)
 	for i := range cfg.Runs {
 		r, err := runOnce(ctx, cfg, i, dir)
-		if err != nil {
+		if err != nil && r.History == nil {
 			return res, fmt.Errorf("realdb: run %d (seed %d): %w", i, cfg.Seed+uint64(i), err)
 		}
 		res.Runs = append(res.Runs, r)
+		if err != nil {
+			// The machinery failed mid-run: the run's prefix is checked
+			// (res.Runs holds it), and the campaign stops here.
+			if r.Caught() {
+				res.Caught++
+				if res.FirstCaught == 0 {
+					res.FirstCaught = i + 1
+				}
+			}
+			return res, fmt.Errorf("realdb: run %d (seed %d) ended early, after %d events (checked as recorded): %w",
+				i, cfg.Seed+uint64(i), len(r.History.Events), err)
+		}
 		if len(r.Report.Unknown) > 0 {
 			res.Unknown++
 		}
@@ -233,13 +286,36 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 	}()
 
 	clock := history.MonotonicClock(time.Nanosecond)
+	var file *os.File
+	if cfg.Out != "" {
+		if file, err = os.Create(runFile(cfg.Out, run)); err != nil {
+			return out, fmt.Errorf("realdb: %w", err)
+		}
+		defer file.Close()
+	}
+	var w io.Writer
+	if file != nil {
+		w = file
+	}
 	rec := history.NewRecorder(history.Header{
 		Seed: seed, TimeUnit: "ns", Expect: Expected,
-		Note: fmt.Sprintf("explore real: %s sink on %s; %d goroutine and %d process workers, %d resources, %d tasks each, ttl %v; run %d of seed %d",
-			cfg.Sink, cfg.DB, cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.TTL, run, cfg.Seed),
-	}, clock, nil)
+		Note: fmt.Sprintf("explore real: %s lease, %s sink on %s; %d goroutine and %d process workers, %d resources, %d tasks each, ttl %v; run %d of seed %d",
+			cfg.Lease, cfg.Sink, cfg.DB, cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.TTL, run, cfg.Seed),
+	}, clock, w)
 	coord := NewCoordinator(coordSink, clock, rec)
 	log := newLocalLog(rec)
+	var clients *leaseClients
+	tokens := &counter{}
+	if cfg.Lease != Builtin {
+		if clients, err = openLeaseClients(cfg.Lease, cfg.LeaseEndpoints); err != nil {
+			return out, err
+		}
+		defer clients.Close()
+	}
+	prefix := fmt.Sprintf("/fencecheck/%d-%d-%d/", os.Getpid(), seed, run)
+	if cfg.Lease == Redis {
+		prefix = fmt.Sprintf("fencecheck:%d-%d-%d:", os.Getpid(), seed, run)
+	}
 
 	specs := make([]workerSpec, 0, cfg.Workers+cfg.Procs)
 	for i := range cfg.Workers + cfg.Procs {
@@ -249,7 +325,8 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 		}
 		specs = append(specs, workerSpec{ID: id, Incarnation: fmt.Sprint(seed), Seed: seed<<8 | uint64(i),
 			Resources: cfg.Resources, Tasks: cfg.Tasks, Attempts: cfg.Attempts, TTL: cfg.TTL,
-			RenewProb: cfg.RenewProb, DropProb: cfg.DropProb, Sink: sc})
+			RenewProb: cfg.RenewProb, DropProb: cfg.DropProb, Sink: sc,
+			Lease: cfg.Lease, Endpoints: cfg.LeaseEndpoints, Prefix: prefix})
 	}
 
 	ctx, stop := context.WithCancelCause(ctx)
@@ -267,23 +344,37 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := runGoroutineWorker(ctx, s, coord, log, rec, cfg.PauseProb); err != nil {
+			lessorFor := func(sink Sink) lessor {
+				if cfg.Lease == Builtin {
+					return coord
+				}
+				return newExtLessor(s, clients, sink, log, tokens.next)
+			}
+			if err := runGoroutineWorker(ctx, s, lessorFor, log, rec, cfg.PauseProb); err != nil {
 				fail(err)
 			}
 		}()
 	}
+	faultsDone := make(chan error, 1)
+	faultCtx, stopFaults := context.WithCancel(ctx)
+	if cfg.Faults != nil {
+		go func() { faultsDone <- cfg.Faults(faultCtx, run, rec) }()
+	} else {
+		faultsDone <- nil
+	}
 	if cfg.Procs > 0 {
-		if err := runProcessWorkers(ctx, cfg, specs[cfg.Workers:], coord, log, rec, dir, run, fail); err != nil {
+		if err := runProcessWorkers(ctx, cfg, specs[cfg.Workers:], coord, log, rec, dir, run, tokens, fail); err != nil {
 			fail(err)
 		}
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return out, err
+	stopFaults()
+	if err := <-faultsDone; err != nil && !errors.Is(err, context.Canceled) {
+		errs = append(errs, fmt.Errorf("faults: %w", err))
 	}
-	if err := rec.Err(); err != nil {
-		return out, err
-	}
+	errMu.Lock()
+	runErr := errors.Join(append(causes(errs), rec.Err())...)
+	errMu.Unlock()
 	out.History = rec.History()
 	out.Report = spec.Check(out.History, spec.Options{Timeout: cfg.CheckTimeout})
 	for _, v := range out.Report.Violations {
@@ -293,17 +384,53 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 	}
 	out.Stats = stats(out.History)
 	out.Elapsed = time.Since(start)
-	return out, nil
+	out.Err = runErr
+	if file != nil {
+		if err := file.Sync(); err != nil && runErr == nil {
+			runErr = err
+		}
+		file.Close()
+		if !out.Caught() && runErr == nil && !cfg.KeepAll {
+			os.Remove(file.Name())
+		}
+	}
+	return out, runErr
 }
 
+// causes drops the cancellations that the first failure caused in the other
+// workers, unless there is nothing else.
+func causes(errs []error) []error {
+	var out []error
+	for _, err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			out = append(out, err)
+		}
+	}
+	if len(out) == 0 {
+		return errs
+	}
+	return out
+}
+
+// runFile is where run's history is written as it happens, under dir.
+func runFile(dir string, run int) string {
+	return filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", run))
+}
+
+// RunFile is the path of run's history under Config.Out (it stays there
+// when the run violated an invariant beyond Expected or ended early, or
+// with KeepAll).
+func (c Config) RunFile(run int) string { return runFile(c.Out, run) }
+
 func newWorker(s workerSpec, coord lessor, sink Sink, log eventLog, p pauser) *worker {
+	_, self := coord.(selfRecorder)
 	return &worker{spec: s, rng: rand.New(rand.NewPCG(s.Seed, 1)), coord: coord, sink: sink,
-		log: log, pause: p, done: map[string]bool{}}
+		log: log, pause: p, done: map[string]bool{}, selfRecording: self}
 }
 
 // runGoroutineWorker runs a worker in this process, with its own connection
 // to the database; its pauses block it.
-func runGoroutineWorker(ctx context.Context, s workerSpec, coord *Coordinator, log eventLog, rec *history.Recorder, prob float64) error {
+func runGoroutineWorker(ctx context.Context, s workerSpec, lessorFor func(Sink) lessor, log eventLog, rec *history.Recorder, prob float64) error {
 	p := &sleepPauser{id: s.ID, rng: rand.New(rand.NewPCG(s.Seed, 2)), prob: prob, ttl: s.TTL, rec: rec}
 	var pauseErr error
 	s.Sink.Window = func(ctx context.Context) {
@@ -316,7 +443,7 @@ func runGoroutineWorker(ctx context.Context, s workerSpec, coord *Coordinator, l
 		return err
 	}
 	defer sink.Close()
-	if err := newWorker(s, coord, sink, log, p).run(ctx); err != nil {
+	if err := newWorker(s, lessorFor(sink), sink, log, p).run(ctx); err != nil {
 		return err
 	}
 	return pauseErr
@@ -401,6 +528,9 @@ type proc struct {
 	mu   sync.Mutex
 	wg   sync.WaitGroup // pauses in progress
 	done chan struct{}  // closed when the process has exited
+	// started is closed once cmd.Start has returned: the process may ask to
+	// be paused before the driver's goroutine is done starting it.
+	started chan struct{}
 }
 
 // maybePause answers a worker at one of its pause points: it may stop the
@@ -417,6 +547,7 @@ func (p *proc) maybePause(ctx context.Context, _ string) error {
 // continued; without, it returns at once and a goroutine continues it. It
 // does nothing if the process is already stopped or has exited.
 func (p *proc) stop(ctx context.Context, d time.Duration, wait bool) error {
+	<-p.started
 	if !p.mu.TryLock() {
 		return nil
 	}
@@ -477,7 +608,7 @@ func (p *proc) nemesis(ctx context.Context, rng *rand.Rand) error {
 // socket in dir, stops them at random, and waits for them all to exit. On
 // failure or cancellation every worker is killed.
 func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coord *Coordinator,
-	log eventLog, rec *history.Recorder, dir string, run int, fail func(error)) error {
+	log eventLog, rec *history.Recorder, dir string, run int, tokens *counter, fail func(error)) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the worker executable: %w", err)
@@ -487,7 +618,7 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 	if err != nil {
 		return fmt.Errorf("listening for process workers: %w", err)
 	}
-	srv := &server{ln: ln, coord: coord, log: log, procs: map[string]*proc{}}
+	srv := &server{ln: ln, coord: coord, log: log, procs: map[string]*proc{}, tokens: tokens}
 	var procs []*proc
 	var stderr []*bytes.Buffer
 	for _, s := range specs {
@@ -507,14 +638,16 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		cmd.WaitDelay = time.Second
 		p := &proc{id: s.ID, cmd: cmd, rec: rec, prob: cfg.PauseProb, ttl: cfg.TTL,
-			rng: rand.New(rand.NewPCG(s.Seed, 3)), done: make(chan struct{})}
+			rng: rand.New(rand.NewPCG(s.Seed, 3)), done: make(chan struct{}), started: make(chan struct{})}
 		procs, stderr = append(procs, p), append(stderr, &buf)
 		srv.procs[s.ID] = p
 	}
 	go srv.serve(ctx)
 	var wg sync.WaitGroup
 	for i, p := range procs {
-		if err := p.cmd.Start(); err != nil {
+		err := p.cmd.Start()
+		close(p.started)
+		if err != nil {
 			fail(fmt.Errorf("starting worker %s: %w", p.id, err))
 			close(p.done)
 			continue
@@ -524,12 +657,32 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 			defer wg.Done()
 			err := p.cmd.Wait()
 			close(p.done)
+			var exit *exec.ExitError
+			if errors.As(err, &exit) && ctx.Err() == nil {
+				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					// Killed from outside (SIGKILL, the OOM killer): a crash,
+					// recorded; its open operation stays open (info).
+					rec.Fault(p.id, history.Crash, history.Value{})
+				}
+			}
+			if err != nil && ctx.Err() != nil {
+				return // killed by the run's end: the cause is reported already
+			}
 			if out := bytes.TrimSpace(stderr[i].Bytes()); err != nil && len(out) > 0 {
 				fail(fmt.Errorf("worker %s: %w: %s", p.id, err, out))
 			} else if err != nil {
 				fail(fmt.Errorf("worker %s: %w", p.id, err))
 			}
 		}()
+		if i == 0 && cfg.KillAfter > 0 {
+			go func() {
+				if sleep(ctx, cfg.KillAfter) == nil {
+					p.mu.Lock() // not while stopped: a stopped process would still die, but never resume
+					_ = p.cmd.Process.Signal(syscall.SIGKILL)
+					p.mu.Unlock()
+				}
+			}()
+		}
 		go func() {
 			defer wg.Done()
 			if err := p.nemesis(ctx, rand.New(rand.NewPCG(specs[i].Seed, 4))); err != nil {

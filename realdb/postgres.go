@@ -206,58 +206,99 @@ func pgPut(ctx context.Context, q pgQuerier, resource string, token int64, resul
 	return decide(inserted, stored, payload), nil
 }
 
-func (s *pgSink) Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, error) {
+func (s *pgSink) Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	var out Outcome
+	var fence int64
 	err := s.with(ctx, func(conn *pgx.Conn) error {
 		var err error
-		if s.cfg.Kind == Atomic {
-			out, err = s.writeAtomic(ctx, conn, resource, token, resultID, payload, task)
+		if s.cfg.Kind == CheckThenWrite {
+			out, fence, err = s.writeCheckThenWrite(ctx, conn, resource, token, resultID, payload, task)
 		} else {
-			out, err = s.writeCheckThenWrite(ctx, conn, resource, token, resultID, payload, task)
+			out, fence, err = s.writeTx(ctx, conn, resource, token, resultID, payload, task)
 		}
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("realdb: postgres %s write %s/%s: %w", s.cfg.Kind, resource, resultID, err)
+		return "", fence, fmt.Errorf("realdb: postgres %s write %s/%s: %w", s.cfg.Kind, resource, resultID, err)
 	}
-	return out, nil
+	return out, fence, nil
 }
 
-// writeAtomic checks the token and writes the result in one transaction that
-// holds a share lock on the fence's row: an advance waits for it to commit.
-func (s *pgSink) writeAtomic(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, error) {
+// writeTx checks the token (by the sink's kind) and writes the result in one
+// transaction that holds a lock on the fence's row — a share lock for
+// atomic and none, which an advance must wait for; an update lock for
+// max-token, which may raise the fence in the same transaction.
+func (s *pgSink) writeTx(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	s.cfg.window(ctx)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	fence, err := pgFence(ctx, tx, resource, true)
-	if err != nil {
-		return "", err
+	var fence int64
+	if s.cfg.Kind == MaxToken {
+		if _, err := tx.Exec(ctx, `INSERT INTO fences (resource, fence) VALUES ($1, 0) ON CONFLICT (resource) DO NOTHING`, resource); err != nil {
+			return "", 0, err
+		}
+		err = tx.QueryRow(ctx, `SELECT fence FROM fences WHERE resource = $1 FOR UPDATE`, resource).Scan(&fence)
+	} else {
+		fence, err = pgFence(ctx, tx, resource, true)
 	}
-	if fence != token {
-		return history.Fenced, nil
+	if err != nil {
+		return "", 0, err
+	}
+	switch {
+	case s.cfg.Kind == Atomic && fence != token, s.cfg.Kind == MaxToken && token < fence:
+		return history.Fenced, fence, nil
+	case s.cfg.Kind == MaxToken && token > fence:
+		if _, err := tx.Exec(ctx, `UPDATE fences SET fence = $2 WHERE resource = $1`, resource, token); err != nil {
+			return "", fence, err
+		}
 	}
 	out, err := pgPut(ctx, tx, resource, token, resultID, payload, task)
 	if err != nil {
-		return "", err
+		return "", fence, err
 	}
-	return out, tx.Commit(ctx)
+	return out, fence, tx.Commit(ctx)
+}
+
+// Raise sets the fence to token if it is below, in one statement.
+func (s *pgSink) Raise(ctx context.Context, resource string, token int64) (int64, bool, error) {
+	var fence int64
+	var raised bool
+	err := s.with(ctx, func(conn *pgx.Conn) error {
+		err := conn.QueryRow(ctx, `INSERT INTO fences (resource, fence) VALUES ($1, $2)
+			ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence WHERE fences.fence < excluded.fence
+			RETURNING fence`, resource, token).Scan(&fence)
+		if err == nil {
+			raised = true
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		// Not raised: the fence was at or above token, and fences only rise.
+		return conn.QueryRow(ctx, `SELECT fence FROM fences WHERE resource = $1`, resource).Scan(&fence)
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("realdb: postgres raise %s to %d: %w", resource, token, err)
+	}
+	return fence, raised, nil
 }
 
 // writeCheckThenWrite reads the fence in one statement and writes in
 // another, each its own transaction: the unsafe shortcut.
-func (s *pgSink) writeCheckThenWrite(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, error) {
+func (s *pgSink) writeCheckThenWrite(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	fence, err := pgFence(ctx, conn, resource, false)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if fence != token {
-		return history.Fenced, nil
+		return history.Fenced, fence, nil
 	}
 	s.cfg.window(ctx)
-	return pgPut(ctx, conn, resource, token, resultID, payload, task)
+	out, err := pgPut(ctx, conn, resource, token, resultID, payload, task)
+	return out, fence, err
 }
 
 func (s *pgSink) Read(ctx context.Context, resource, resultID string) (string, bool, error) {

@@ -260,6 +260,12 @@ func (c *pgCluster) stop() error {
 func TestMain(m *testing.M) {
 	MaybeRunWorker()
 	code := m.Run()
+	if err := stopServices(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test services:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := stopPostgres(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the test postgres:", err)
 		if code == 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -30,6 +31,7 @@ const (
 	opInvoke   = "invoke"
 	opComplete = "complete"
 	opPause    = "pause"
+	opToken    = "token"
 )
 
 type request struct {
@@ -42,6 +44,9 @@ type request struct {
 }
 
 type wireEvent struct {
+	// Process is the event's process when it is not the worker's own (the
+	// holder's advances, lease.FenceProcess).
+	Process  string `json:",omitempty"`
 	Type     history.Type
 	F        string
 	Resource string
@@ -99,7 +104,16 @@ func runProcessWorker(cfgJSON string) error {
 		return err
 	}
 	defer sink.Close()
-	w := newWorker(cfg.Spec, c, sink, c, c)
+	var coord lessor = c
+	if cfg.Spec.Lease != "" && cfg.Spec.Lease != Builtin {
+		clients, err := openLeaseClients(cfg.Spec.Lease, cfg.Spec.Endpoints)
+		if err != nil {
+			return err
+		}
+		defer clients.Close()
+		coord = newExtLessor(cfg.Spec, clients, sink, c, c.token)
+	}
+	w := newWorker(cfg.Spec, coord, sink, c, c)
 	if err := w.run(ctx); err != nil {
 		return err
 	}
@@ -161,12 +175,29 @@ func (c *client) Release(_ context.Context, r LeaseRequest) error {
 	return answer(c.do(request{Op: opRelease, Lease: r}))
 }
 
-func (c *client) invoke(_, f, resource string, v history.Value) error {
-	return answer(c.do(request{Op: opInvoke, Event: wireEvent{Type: history.Invoke, F: f, Resource: resource, Value: v}}))
+func (c *client) process(p string) string {
+	if p == c.id {
+		return ""
+	}
+	return p
 }
 
-func (c *client) complete(_ string, t history.Type, f, resource string, v history.Value) error {
-	return answer(c.do(request{Op: opComplete, Event: wireEvent{Type: t, F: f, Resource: resource, Value: v}}))
+func (c *client) invoke(process, f, resource string, v history.Value) error {
+	return answer(c.do(request{Op: opInvoke, Event: wireEvent{Process: c.process(process), Type: history.Invoke, F: f, Resource: resource, Value: v}}))
+}
+
+func (c *client) complete(process string, t history.Type, f, resource string, v history.Value) error {
+	return answer(c.do(request{Op: opComplete, Event: wireEvent{Process: c.process(process), Type: t, F: f, Resource: resource, Value: v}}))
+}
+
+// token draws the run's next made-up token (Redis) from the driver.
+func (c *client) token() int64 {
+	resp, err := c.do(request{Op: opToken})
+	if err != nil {
+		c.fail(err)
+		return 0
+	}
+	return resp.Grant.Token
 }
 
 func (c *client) maybePause(_ context.Context, where string) error {
@@ -175,11 +206,12 @@ func (c *client) maybePause(_ context.Context, where string) error {
 
 // server is the driver's end: it serves every process worker of a run.
 type server struct {
-	ln    net.Listener
-	coord *Coordinator
-	log   eventLog
-	procs map[string]*proc // by worker id; fixed before serving
-	wg    sync.WaitGroup
+	ln     net.Listener
+	coord  *Coordinator
+	log    eventLog
+	procs  map[string]*proc // by worker id; fixed before serving
+	tokens *counter
+	wg     sync.WaitGroup
 }
 
 // serve accepts connections until the listener is closed.
@@ -224,10 +256,12 @@ func (s *server) handle(ctx context.Context, req request) response {
 		err = s.coord.Release(ctx, req.Lease)
 	case opInvoke:
 		e := req.Event
-		err = s.log.invoke(req.Worker, e.F, e.Resource, e.Value)
+		err = s.log.invoke(eventProcess(req), e.F, e.Resource, e.Value)
 	case opComplete:
 		e := req.Event
-		err = s.log.complete(req.Worker, e.Type, e.F, e.Resource, e.Value)
+		err = s.log.complete(eventProcess(req), e.Type, e.F, e.Resource, e.Value)
+	case opToken:
+		resp.Grant.Token = s.tokens.next()
 	case opPause:
 		p, ok := s.procs[req.Worker]
 		if !ok {
@@ -242,6 +276,15 @@ func (s *server) handle(ctx context.Context, req request) response {
 		resp.Err = err.Error()
 	}
 	return resp
+}
+
+// eventProcess is the process of a worker's event: its own, or the one it
+// names, which must be the worker's own name and a suffix (its advances).
+func eventProcess(req request) string {
+	if p := req.Event.Process; p != "" && strings.HasPrefix(p, req.Worker+"/") {
+		return p
+	}
+	return req.Worker
 }
 
 // close stops accepting and waits for the connections to end.

@@ -5,16 +5,21 @@
 // records what happens as a history (package history) and checks it with
 // spec.Check.
 //
-// The write target comes in two kinds: "atomic" checks the fencing token and
+// The write target comes in four kinds: "atomic" checks the fencing token and
 // writes the result in one transaction, as the protocol requires;
 // "check-then-write" reads the fence in one statement and writes in another,
-// the unsafe shortcut that a takeover between the two steps defeats.
+// the unsafe shortcut that a takeover between the two steps defeats;
+// "max-token" accepts a token at or above the fence and raises the fence to
+// it in the same transaction, for services with no coordinator to advance
+// the fence (the holder's token is the fence's next value); "none" checks
+// nothing (a lock alone). Every write reports the fence it saw.
 package realdb
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fencecheck/fencecheck/history"
 )
@@ -25,7 +30,12 @@ const (
 	Postgres       = "postgres"
 	Atomic         = "atomic"
 	CheckThenWrite = "check-then-write"
+	MaxToken       = "max-token"
+	None           = "none"
 )
+
+// SinkKinds lists the sink kinds.
+var SinkKinds = []string{Atomic, CheckThenWrite, MaxToken, None}
 
 // Outcome is the answer of a write: history.Written or history.Replayed when
 // it was accepted, history.Fenced or history.Conflict when it was rejected.
@@ -40,11 +50,17 @@ func (o Outcome) Accepted() bool { return o == history.Written || o == history.R
 type Sink interface {
 	// Advance raises the resource's fence and returns the new value.
 	Advance(ctx context.Context, resource string) (int64, error)
-	// Write stores payload under resultID if token is the resource's current
-	// fence: written if the result was absent, replayed if it holds the same
-	// payload, conflict if it holds another; fenced if token is not the
-	// current fence.
-	Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, error)
+	// Raise sets the resource's fence to token if it is below, atomically,
+	// and returns the fence after it and whether it raised it: the advance a
+	// holder makes itself when no coordinator does (package lease).
+	Raise(ctx context.Context, resource string, token int64) (fence int64, raised bool, err error)
+	// Write stores payload under resultID if token passes the sink's check
+	// (atomic, check-then-write: token is the current fence; max-token: token
+	// is at or above it, and the fence is raised to it; none: always):
+	// written if the result was absent, replayed if it holds the same
+	// payload, conflict if it holds another; fenced if the token fails the
+	// check. It returns the fence the token was compared against.
+	Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error)
 	// Read returns the payload stored under resultID, and whether there is one.
 	Read(ctx context.Context, resource, resultID string) (payload string, ok bool, err error)
 	// Close releases the sink's connections.
@@ -61,7 +77,7 @@ type SinkConfig struct {
 	// Schema is the PostgreSQL schema that holds the sink's tables (default
 	// "fencecheck"); unused for SQLite.
 	Schema string
-	// Kind is Atomic or CheckThenWrite.
+	// Kind is Atomic, CheckThenWrite, MaxToken or None.
 	Kind string
 	// Window, if set, is called inside every write at the sink's weak point:
 	// between reading the fence and writing the result for CheckThenWrite,
@@ -82,8 +98,8 @@ func (c SinkConfig) validate() error {
 	switch {
 	case c.DB != SQLite && c.DB != Postgres:
 		return fmt.Errorf("realdb: unknown database %q (want %s or %s)", c.DB, SQLite, Postgres)
-	case c.Kind != Atomic && c.Kind != CheckThenWrite:
-		return fmt.Errorf("realdb: unknown sink %q (want %s or %s)", c.Kind, Atomic, CheckThenWrite)
+	case !slices.Contains(SinkKinds, c.Kind):
+		return fmt.Errorf("realdb: unknown sink %q (want one of %v)", c.Kind, SinkKinds)
 	case c.DSN == "":
 		return errors.New("realdb: the sink needs a DSN")
 	}

@@ -67,7 +67,7 @@ func TestSinkSemantics(t *testing.T) {
 		}
 		write := func(r string, token int64, id, payload string, want Outcome) {
 			t.Helper()
-			got, err := s.Write(ctx, r, token, id, payload, id)
+			got, _, err := s.Write(ctx, r, token, id, payload, id)
 			if err != nil || got != want {
 				t.Fatalf("Write(%s, token %d, %s, %q) = %q, %v; want %q", r, token, id, payload, got, err, want)
 			}
@@ -120,7 +120,7 @@ func TestSinkWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		got, err := w.Write(ctx, "a", 1, "t1", "stale", "t1")
+		got, _, err := w.Write(ctx, "a", 1, "t1", "stale", "t1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,6 +132,50 @@ func TestSinkWindow(t *testing.T) {
 			t.Fatalf("write with token 1 and the fence advanced to 2 in the window: %q, want %q", got, want)
 		}
 	})
+}
+
+// TestSinkRaiseAndKinds: Raise (the holder's advance), the max-token and none
+// sinks, and the fence every write reports, on both databases.
+func TestSinkRaiseAndKinds(t *testing.T) {
+	for _, db := range []string{SQLite, Postgres} {
+		for _, kind := range SinkKinds {
+			t.Run(db+"/"+kind, func(t *testing.T) {
+				ctx := context.Background()
+				s := createSink(t, sinkConfig(t, db, kind))
+				raise := func(token, want int64, wantRaised bool) {
+					t.Helper()
+					got, raised, err := s.Raise(ctx, "a", token)
+					if err != nil || got != want || raised != wantRaised {
+						t.Fatalf("Raise(a, %d) = %d, %v, %v; want %d, %v", token, got, raised, err, want, wantRaised)
+					}
+				}
+				write := func(token int64, id string, want Outcome, wantFence int64) {
+					t.Helper()
+					got, fence, err := s.Write(ctx, "a", token, id, "p", id)
+					if err != nil || got != want || fence != wantFence {
+						t.Fatalf("%s: Write(a, token %d, %s) = %q, fence %d, %v; want %q, fence %d", kind, token, id, got, fence, err, want, wantFence)
+					}
+				}
+				raise(5, 5, true)
+				raise(3, 5, false) // a stale holder: no-op
+				raise(5, 5, false)
+				switch kind {
+				case Atomic, CheckThenWrite:
+					write(4, "t1", history.Fenced, 5)
+					write(7, "t1", history.Fenced, 5)
+					write(5, "t1", history.Written, 5)
+				case MaxToken:
+					write(4, "t1", history.Fenced, 5)
+					write(7, "t1", history.Written, 5) // raises the fence to 7
+					write(5, "t2", history.Fenced, 7)
+					raise(6, 7, false)
+				case None:
+					write(4, "t1", history.Written, 5)
+					write(7, "t2", history.Written, 5)
+				}
+			})
+		}
+	}
 }
 
 func TestSinkConfigErrors(t *testing.T) {

@@ -125,55 +125,94 @@ func sqlitePut(ctx context.Context, q querier, resource string, token int64, res
 	return decide(n == 1, stored, payload), nil
 }
 
-func (s *sqliteSink) Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, error) {
+func (s *sqliteSink) Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	var out Outcome
+	var fence int64
 	var err error
-	if s.cfg.Kind == Atomic {
-		out, err = s.writeAtomic(ctx, resource, token, resultID, payload, task)
-	} else {
-		out, err = s.writeCheckThenWrite(ctx, resource, token, resultID, payload, task)
+	switch s.cfg.Kind {
+	case Atomic, MaxToken, None:
+		out, fence, err = s.writeTx(ctx, resource, token, resultID, payload, task)
+	default:
+		out, fence, err = s.writeCheckThenWrite(ctx, resource, token, resultID, payload, task)
 	}
 	if err != nil {
-		return "", fmt.Errorf("realdb: sqlite %s write %s/%s: %w", s.cfg.Kind, resource, resultID, err)
+		return "", fence, fmt.Errorf("realdb: sqlite %s write %s/%s: %w", s.cfg.Kind, resource, resultID, err)
 	}
-	return out, nil
+	return out, fence, nil
 }
 
-// writeAtomic checks the token and writes the result in one IMMEDIATE
-// transaction: no advance can commit between the check and the write.
-func (s *sqliteSink) writeAtomic(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, error) {
+// writeTx checks the token (by the sink's kind) and writes the result in one
+// IMMEDIATE transaction: no advance can commit between the check and the
+// write. Max-token raises the fence to a token above it in the same
+// transaction; none checks nothing.
+func (s *sqliteSink) writeTx(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	s.cfg.window(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer tx.Rollback()
 	fence, err := sqliteFence(ctx, tx, resource)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	if fence != token {
-		return history.Fenced, nil
+	switch {
+	case s.cfg.Kind == Atomic && fence != token, s.cfg.Kind == MaxToken && token < fence:
+		return history.Fenced, fence, nil
+	case s.cfg.Kind == MaxToken && token > fence:
+		if err := sqliteSetFence(ctx, tx, resource, token); err != nil {
+			return "", fence, err
+		}
 	}
 	out, err := sqlitePut(ctx, tx, resource, token, resultID, payload, task)
 	if err != nil {
-		return "", err
+		return "", fence, err
 	}
-	return out, tx.Commit()
+	return out, fence, tx.Commit()
+}
+
+func sqliteSetFence(ctx context.Context, q querier, resource string, fence int64) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO fences (resource, fence) VALUES (?, ?)
+		ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence`, resource, fence)
+	return err
+}
+
+// Raise sets the fence to token if it is below, in one IMMEDIATE transaction.
+func (s *sqliteSink) Raise(ctx context.Context, resource string, token int64) (int64, bool, error) {
+	fence, raised, err := func() (int64, bool, error) {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, false, err
+		}
+		defer tx.Rollback()
+		fence, err := sqliteFence(ctx, tx, resource)
+		if err != nil || fence >= token {
+			return fence, false, err
+		}
+		if err := sqliteSetFence(ctx, tx, resource, token); err != nil {
+			return fence, false, err
+		}
+		return token, true, tx.Commit()
+	}()
+	if err != nil {
+		return 0, false, fmt.Errorf("realdb: sqlite raise %s to %d: %w", resource, token, err)
+	}
+	return fence, raised, nil
 }
 
 // writeCheckThenWrite reads the fence in one statement and writes in
 // another: the unsafe shortcut. A takeover between the two goes unnoticed.
-func (s *sqliteSink) writeCheckThenWrite(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, error) {
+func (s *sqliteSink) writeCheckThenWrite(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	fence, err := sqliteFence(ctx, s.db, resource)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if fence != token {
-		return history.Fenced, nil
+		return history.Fenced, fence, nil
 	}
 	s.cfg.window(ctx)
-	return sqlitePut(ctx, s.db, resource, token, resultID, payload, task)
+	out, err := sqlitePut(ctx, s.db, resource, token, resultID, payload, task)
+	return out, fence, err
 }
 
 func (s *sqliteSink) Read(ctx context.Context, resource, resultID string) (string, bool, error) {

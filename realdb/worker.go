@@ -51,6 +51,12 @@ type workerSpec struct {
 	RenewProb   float64
 	DropProb    float64
 	Sink        SinkConfig
+	// Lease is the lease service (Builtin: the driver's coordinator);
+	// Endpoints its addresses and Prefix the run's lock keys, for etcd and
+	// Redis.
+	Lease     string   `json:",omitempty"`
+	Endpoints []string `json:",omitempty"`
+	Prefix    string   `json:",omitempty"`
 }
 
 // worker runs one worker's loop against a coordinator and a sink.
@@ -62,7 +68,20 @@ type worker struct {
 	log   eventLog
 	pause pauser
 	done  map[string]bool // resources whose tasks this worker saw all written
+	// selfRecording: the lessor records acquire, renew and release itself
+	// (the etcd and Redis adapters); the worker then renews as a keepalive,
+	// whenever a third of the ttl has passed since the last grant or renew.
+	selfRecording bool
+	renewed       time.Time
+	down          int // lease service answers of unknown outcome in a row
 }
+
+// maxDown is how many answers of unknown outcome in a row from the lease
+// service a worker takes before it gives up: the service is gone.
+const maxDown = 4
+
+// selfRecorder is a lessor that records its own operations.
+type selfRecorder interface{ recordsItself() }
 
 func resourceName(i int) string { return fmt.Sprintf("job-%d", i+1) }
 
@@ -91,6 +110,14 @@ func (w *worker) run(ctx context.Context) error {
 // computes and writes that result with its token, and releases.
 func (w *worker) attempt(ctx context.Context, resource, requestID string) error {
 	grant, err := w.acquire(ctx, resource, requestID)
+	var down unavailable
+	if errors.As(err, &down) {
+		if w.down++; w.down >= maxDown {
+			return fmt.Errorf("%w (%d answers of unknown outcome in a row)", err, w.down)
+		}
+		return w.backoff(ctx)
+	}
+	w.down = 0
 	if errors.Is(err, ErrHeld) {
 		return w.backoff(ctx)
 	}
@@ -101,6 +128,9 @@ func (w *worker) attempt(ctx context.Context, resource, requestID string) error 
 		Token: grant.Token, TTL: w.spec.TTL}
 	task := ""
 	for k := 0; k < w.spec.Tasks && task == ""; k++ {
+		if lost, err := w.keepalive(ctx, lease); lost || err != nil {
+			return err
+		}
 		present, err := w.read(ctx, resource, taskName(resource, k))
 		if err != nil {
 			return err
@@ -121,7 +151,8 @@ func (w *worker) attempt(ctx context.Context, resource, requestID string) error 
 	}
 	if w.rng.Float64() < w.spec.RenewProb {
 		err := w.renew(ctx, lease)
-		if errors.Is(err, ErrExpired) || errors.Is(err, ErrNotHolder) {
+		var down unavailable
+		if errors.Is(err, ErrExpired) || errors.Is(err, ErrNotHolder) || errors.As(err, &down) {
 			return nil // the lease is lost: give up the task
 		}
 		if err != nil {
@@ -131,10 +162,30 @@ func (w *worker) attempt(ctx context.Context, resource, requestID string) error 
 	if err := w.pause.maybePause(ctx, beforeWrite); err != nil {
 		return err
 	}
+	if lost, err := w.keepalive(ctx, lease); lost || err != nil {
+		return err
+	}
 	if err := w.write(ctx, resource, grant.Token, task, payload); err != nil {
 		return err
 	}
 	return w.release(ctx, lease)
+}
+
+// keepalive renews the lease if a third of its ttl has passed since the
+// last grant or renew, for a lessor that records itself (a lease service's
+// keepalive, owned by the worker so that the history shows it and a pause
+// stops it). It reports whether the lease is lost; the worker then releases
+// (a release of a lost lease fails not_holder, or expired leases just end).
+func (w *worker) keepalive(ctx context.Context, l LeaseRequest) (lost bool, err error) {
+	if !w.selfRecording || time.Since(w.renewed) < w.spec.TTL/3 {
+		return false, nil
+	}
+	err = w.renew(ctx, l)
+	var down unavailable
+	if errors.Is(err, ErrExpired) || errors.Is(err, ErrNotHolder) || errors.As(err, &down) {
+		return true, w.release(ctx, l)
+	}
+	return false, err
 }
 
 // backoff waits a quarter to a half of a ttl before the next attempt.
@@ -152,7 +203,10 @@ func (w *worker) call(f, resource string, in history.Value, op func() (history.V
 	t := history.OK
 	var rej rejected
 	switch {
-	case errors.Is(err, ErrHeld), errors.Is(err, ErrExpired), errors.Is(err, ErrNotHolder), errors.As(err, &rej):
+	case errors.As(err, &rej):
+		// A write the sink refused keeps the fence it reported.
+		t, out = history.Fail, history.Value{Error: err.Error(), Fence: out.Fence, HasFence: out.HasFence}
+	case errors.Is(err, ErrHeld), errors.Is(err, ErrExpired), errors.Is(err, ErrNotHolder):
 		t, out = history.Fail, history.Value{Error: err.Error()}
 	case err != nil:
 		t, out = history.Info, history.Value{Error: err.Error()}
@@ -168,6 +222,11 @@ func (w *worker) call(f, resource string, in history.Value, op func() (history.V
 func (w *worker) acquire(ctx context.Context, resource, requestID string) (Grant, error) {
 	req := AcquireRequest{Resource: resource, Owner: w.spec.ID, Incarnation: w.spec.Incarnation,
 		RequestID: requestID, TTL: w.spec.TTL}
+	if w.selfRecording {
+		g, err := w.coord.Acquire(ctx, req)
+		w.renewed = time.Now()
+		return g, err
+	}
 	in := history.Value{Owner: req.Owner, Incarnation: req.Incarnation, RequestID: requestID, TTL: int64(req.TTL)}
 	drop := w.rng.Float64() < w.spec.DropProb
 	var g Grant
@@ -189,6 +248,13 @@ func (w *worker) acquire(ctx context.Context, resource, requestID string) (Grant
 var errLostReply = errors.New("reply lost")
 
 func (w *worker) renew(ctx context.Context, l LeaseRequest) error {
+	if w.selfRecording {
+		err := w.coord.Renew(ctx, l)
+		if err == nil {
+			w.renewed = time.Now()
+		}
+		return err
+	}
 	in := history.Value{Owner: l.Owner, Incarnation: l.Incarnation, Token: l.Token, TTL: int64(l.TTL)}
 	return w.call(history.Renew, l.Resource, in, func() (history.Value, error) {
 		return history.Value{}, w.coord.Renew(ctx, l)
@@ -198,11 +264,17 @@ func (w *worker) renew(ctx context.Context, l LeaseRequest) error {
 // release gives the lease back; a lease already lost is no error of the
 // worker's.
 func (w *worker) release(ctx context.Context, l LeaseRequest) error {
-	in := history.Value{Owner: l.Owner, Incarnation: l.Incarnation, Token: l.Token}
-	err := w.call(history.Release, l.Resource, in, func() (history.Value, error) {
-		return history.Value{}, w.coord.Release(ctx, l)
-	})
-	if errors.Is(err, ErrNotHolder) {
+	var err error
+	if w.selfRecording {
+		err = w.coord.Release(ctx, l)
+	} else {
+		in := history.Value{Owner: l.Owner, Incarnation: l.Incarnation, Token: l.Token}
+		err = w.call(history.Release, l.Resource, in, func() (history.Value, error) {
+			return history.Value{}, w.coord.Release(ctx, l)
+		})
+	}
+	var down unavailable
+	if errors.Is(err, ErrNotHolder) || errors.As(err, &down) {
 		return nil
 	}
 	return err
@@ -221,14 +293,14 @@ func (w *worker) read(ctx context.Context, resource, resultID string) (bool, err
 func (w *worker) write(ctx context.Context, resource string, token int64, task, payload string) error {
 	in := history.Value{Token: token, ResultID: task, Payload: payload, HasPayload: true, Task: task}
 	err := w.call(history.Write, resource, in, func() (history.Value, error) {
-		out, err := w.sink.Write(ctx, resource, token, task, payload, task)
+		out, fence, err := w.sink.Write(ctx, resource, token, task, payload, task)
 		switch {
 		case err != nil:
 			return history.Value{}, err
 		case out.Accepted():
-			return history.Value{Outcome: string(out)}, nil
+			return history.Value{Outcome: string(out), Fence: fence, HasFence: true}, nil
 		}
-		return history.Value{}, rejected(out)
+		return history.Value{Fence: fence, HasFence: true}, rejected(out)
 	})
 	var rej rejected
 	if errors.As(err, &rej) {
