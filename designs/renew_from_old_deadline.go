@@ -18,6 +18,9 @@ var RenewFromOldDeadline = variant(spec.Variant{
 	}},
 	Expect: spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.RenewValidity)},
 	Needs:  model.SceneTakeover,
+	Unobservable: "the shortest run ends with the late renew accepted by the coordinator but its reply " +
+		"not yet back: the history shows the renew open (it may never have taken effect), only the model " +
+		"sees it accepted",
 	Why: "Each early renew banks the time left: the coordinator keeps a lease alive past the " +
 		"deadline every renew promised (ttl from the renew), so a renew it accepts after that deadline " +
 		"revives a lease the holder's contract says had ended, and a takeover waits longer than ttl.",

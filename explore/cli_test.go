@@ -173,7 +173,7 @@ func TestSearchReportsProgress(t *testing.T) {
 		clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
 		var out, errb strings.Builder
 		ctx := withEnv(context.Background(), env{stderr: &errb, now: clock.now, every: 5 * time.Second})
-		args := []string{"search", "--variant", "reference", "--invariant", "fencing", "--runs", "30", "--steps", "10", "--json", "--out", t.TempDir()}
+		args := []string{"search", "--variant", "reference", "--invariant", "fencing", "--runs", "30", "--steps", "100", "--json", "--out", t.TempDir()}
 		if quiet {
 			args = append(args, "--quiet")
 		}

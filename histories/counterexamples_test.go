@@ -58,6 +58,12 @@ func TestCounterexamples(t *testing.T) {
 			for _, x := range spec.Check(h, spec.Options{}).Violations {
 				inHistory = inHistory || x.Invariant == inv
 			}
+			if !inHistory && v.Unobservable == "" {
+				t.Errorf("explore check does not see %s in this history, and the variant does not say why it cannot", inv)
+			}
+			if !inHistory && !strings.Contains(h.Header.Note, v.Unobservable) {
+				t.Errorf("the header's note does not say why explore check cannot see %s", inv)
+			}
 			if _, ok := checker.Shows(m, acts, inv, inHistory); !ok {
 				t.Fatalf("does not violate %s", inv)
 			}
@@ -111,7 +117,11 @@ func regenerate(t *testing.T) {
 			if f == nil {
 				t.Fatalf("%s: no %s counterexample found", v.Name, inv)
 			}
-			h := checker.Counterexample(v.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s: the default campaign's shrunk (1-minimal) counterexample", v.Name, inv))
+			note := fmt.Sprintf("%s violates %s: the default campaign's shrunk (1-minimal) counterexample", v.Name, inv)
+			if !checker.HistoryViolations(f.Run).Has(inv) {
+				note += fmt.Sprintf("; explore check alone cannot see %s here: %s", inv, v.Unobservable)
+			}
+			h := checker.Counterexample(v.Name, opt.Seed, f.Run, note)
 			var b bytes.Buffer
 			if err := history.Encode(&b, h); err != nil {
 				t.Fatal(err)

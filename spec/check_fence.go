@@ -312,15 +312,25 @@ func (c *resCtx) checkResourceIndependence() {
 			continue
 		}
 		g := c.grants[gs[0]]
-		if r.hasFence {
-			if r.fence == t {
-				c.add(ResourceIndependence, append([]int{g.okLine}, r.ev...),
-					"write token=%d rejected as fenced although token=%d is the newest grant and the sink reported its fence at %d", t, t, t)
-			}
-			continue
-		}
 		if x == nil {
 			x = c.newAdvIndex()
+		}
+		if r.hasFence {
+			switch {
+			case r.fence == t:
+				c.add(ResourceIndependence, append([]int{g.okLine}, r.ev...),
+					"write token=%d rejected as fenced although token=%d is the newest grant and the sink reported its fence at %d", t, t, t)
+			case r.fence > t:
+				// A fence above the newest grant that no advance of this
+				// resource set (every advance that may be the last before
+				// the rejection returned at most t): something else moved
+				// it — another resource's grant, a forged write.
+				if unknown, certain, _, maxV, _ := x.lastBefore(r.first, r.last); !unknown && certain > 0 && maxV <= t {
+					c.add(ResourceIndependence, append([]int{g.okLine}, r.ev...),
+						"write token=%d rejected as fenced although token=%d is the newest grant: the sink reported its fence at %d, which no advance of this resource set", t, t, r.fence)
+				}
+			}
+			continue
 		}
 		unknown, certain, minV, maxV, arg := x.lastBefore(r.first, r.last)
 		if unknown || certain == 0 || minV != t || maxV != t {

@@ -291,7 +291,9 @@ func TestReportedFence(t *testing.T) {
 	expect(t, hist(cat("partial", acq(0, "w1", "a1", 100), okTok(0, "w1", "acquire", 1), write(1, "w1", 1, "r", "a"),
 		`1 w1 fail write "error":"fenced","fence":3`)...))
 	// But where an advance set it to 1 and nothing moved it since, a
-	// reported fence 3 has no linearization.
+	// reported fence 3 has no linearization, and the newest grant was
+	// fenced by a fence no advance of its resource set (another resource's
+	// grant, with a shared fence): resource-independence.
 	expect(t, hist(cat("partial", g, write(1, "w1", 1, "r", "a"), `1 w1 fail write "error":"fenced","fence":3`)...),
-		LinearizableSink)
+		LinearizableSink, ResourceIndependence)
 }

@@ -24,6 +24,12 @@ type Variant struct {
 	// primary (Config.Replicas > 1) add to Expect: no single-coordinator
 	// design survives split brain unscathed.
 	SplitBrain Expectation
+	// Unobservable says why a history alone cannot show the variant's
+	// headline violation, when it cannot (explore check then sees only what
+	// the history shows; the model's states show the rest): a lost reply
+	// hides a second grant, say. Empty means a counterexample's history
+	// must show it.
+	Unobservable string
 	// Needs are the scenes the verdict depends on: a search or proof that
 	// reached none of one of them says so, and a proof is void without
 	// them. Zero means the default, a takeover and a stale write after it.
