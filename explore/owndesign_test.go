@@ -23,7 +23,7 @@ func TestOwnDesignModule(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "owndesign")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = dir
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off") // its go.mod and go.sum are complete
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build in examples/owndesign: %v\n%s", err, out)
 	}
