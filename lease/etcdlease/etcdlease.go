@@ -163,11 +163,12 @@ func (ls *Lease) renew(ctx context.Context, r lease.Recording) error {
 }
 
 // KeepAlive renews the lease every interval until ctx is done or a renew
-// fails, recording each renew under process keepAliveProcess (the holder's
-// process name must not be used for it while the holder records other
-// operations: one operation open per process). It returns the renew's error,
-// or nil when ctx is done (a renew that ctx's end cuts short is recorded
-// info).
+// finds the lease gone, recording each renew under process keepAliveProcess
+// (the holder's process name must not be used for it while the holder
+// records other operations: one operation open per process). A renew whose
+// answer does not come is recorded info and the loop goes on (the lease may
+// still be alive). It returns the error that says the lease is gone
+// (lease.ErrExpired, lease.ErrNotHolder), or nil when ctx is done.
 func (ls *Lease) KeepAlive(ctx context.Context, interval time.Duration, keepAliveProcess string) error {
 	r := ls.l.Recording
 	r.Holder.Process = keepAliveProcess
@@ -180,10 +181,14 @@ func (ls *Lease) KeepAlive(ctx context.Context, interval time.Duration, keepAliv
 		case <-t.C:
 		}
 		if err := ls.renew(ctx, r); err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil // cut by the end of ctx (recorded info)
+			case errors.Is(err, lease.ErrExpired), errors.Is(err, lease.ErrNotHolder):
+				return err // the lease is gone
 			}
-			return err
+			// An answer that did not come (recorded info): the lease may
+			// still be alive, so keep renewing, as a holder would.
 		}
 	}
 }
