@@ -106,7 +106,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		if r.Caught() {
 			code = exitViolation
 		}
-		path, err := save(dir, fmt.Sprintf("run-%d", r.Run), r.History, cat)
+		path, err := save(dir, fmt.Sprintf("run-%d", r.Run+1), r.History, cat) // runs count from 1, as "first at run N" does
 		if err != nil {
 			return 0, err
 		}
@@ -156,7 +156,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	}
 	for _, r := range res.Runs {
 		for _, v := range r.Unexpected {
-			fmt.Fprintf(stdout, "  run %d: %s on %s: %s\n", r.Run, v.Invariant, v.Resource, v.Message)
+			fmt.Fprintf(stdout, "  run %d: %s on %s: %s\n", r.Run+1, v.Invariant, v.Resource, v.Message)
 		}
 	}
 	for _, f := range files {
@@ -169,7 +169,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		// The run that failed was checked as far as it was recorded (its
 		// history is kept); say so, then fail with the cause.
 		if n := len(res.Runs); n > 0 && res.Runs[n-1].Err != nil {
-			fmt.Fprintf(stdout, "run %d ended early; its %d recorded events were checked (%s)\n", n-1,
+			fmt.Fprintf(stdout, "run %d ended early; its %d recorded events were checked (%s)\n", n,
 				len(res.Runs[n-1].History.Events), verdict(res.Runs[n-1]))
 		}
 		if code == exitViolation {
