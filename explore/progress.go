@@ -63,9 +63,6 @@ func newMeter(e env, quiet bool) *meter {
 	return &meter{env: e, quiet: quiet, start: t, last: t}
 }
 
-// elapsed is the time since the meter started, on its clock.
-func (m *meter) elapsed() time.Duration { return m.env.now().Sub(m.start) }
-
 // update reports line() when a report is due; line is only called then.
 func (m *meter) update(line func(elapsed time.Duration) string) {
 	if m.quiet {

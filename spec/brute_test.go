@@ -311,8 +311,7 @@ func (b *brute) wildItems(choices []int64) []*item {
 func (b *brute) certain(items []*item, timed bool, pred func([]beff) bool) bool {
 	var cur []beff
 	count := 0
-	var leaf func() bool
-	leaf = func() bool { // false: a non-violating timing exists
+	leaf := func() bool { // false: a non-violating timing exists
 		seq := slices.Clone(cur)
 		sort.SliceStable(seq, func(x, y int) bool {
 			if seq[x].slot != seq[y].slot {
@@ -514,13 +513,6 @@ func (b *brute) fencing() bool {
 		}
 	}
 	return false
-}
-
-// grantTTL is the ttl an effect sets; renews without one take the ttl of
-// their token's last grant (0 if none: it may end the lease at once).
-type leaseState struct {
-	held, ever, released map[int64]bool
-	dl, ttl              map[int64]int64
 }
 
 // exclusiveLease: a token is valid from a grant until a release or its

@@ -21,7 +21,6 @@ type series struct {
 	val  []int64
 	ref  []int // what the entry stands for: an op index in the resource
 	pmax []int // pmax[i]: index of the largest value among entries 0..i
-	smin []int // smin[i]: index of the smallest value among entries i..n-1
 }
 
 // add appends an entry; lines must not decrease.
@@ -45,20 +44,14 @@ func (s *series) sortByLine() {
 	s.line, s.val, s.ref = line, val, ref
 }
 
-// build computes the running maxima and suffix minima.
+// build computes the running maxima.
 func (s *series) build() {
 	n := len(s.val)
-	s.pmax, s.smin = make([]int, n), make([]int, n)
+	s.pmax = make([]int, n)
 	for i := 0; i < n; i++ {
 		s.pmax[i] = i
 		if i > 0 && s.val[s.pmax[i-1]] >= s.val[i] {
 			s.pmax[i] = s.pmax[i-1]
-		}
-	}
-	for i := n - 1; i >= 0; i-- {
-		s.smin[i] = i
-		if i < n-1 && s.val[s.smin[i+1]] < s.val[i] {
-			s.smin[i] = s.smin[i+1]
 		}
 	}
 }
@@ -73,12 +66,3 @@ func (s *series) maxBefore(line int) int {
 	return s.pmax[k-1]
 }
 
-// minAfter returns the entry with the smallest value among those whose line
-// is > line, or -1 when there is none.
-func (s *series) minAfter(line int) int {
-	k := sort.SearchInts(s.line, line+1)
-	if k == len(s.line) {
-		return -1
-	}
-	return s.smin[k]
-}

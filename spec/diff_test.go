@@ -524,7 +524,7 @@ func randomHistory(rng *rand.Rand, maxOps int) *history.History {
 }
 
 type diffStats struct {
-	histories, skipped, invalid int
+	histories, invalid int
 	reported, certain           map[string]int
 	falseAlarm, miss, unknown   map[string]int
 	missShown                   map[string]int
