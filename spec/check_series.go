@@ -65,4 +65,3 @@ func (s *series) maxBefore(line int) int {
 	}
 	return s.pmax[k-1]
 }
-

@@ -524,10 +524,10 @@ func randomHistory(rng *rand.Rand, maxOps int) *history.History {
 }
 
 type diffStats struct {
-	histories, invalid int
-	reported, certain           map[string]int
-	falseAlarm, miss, unknown   map[string]int
-	missShown                   map[string]int
+	histories, invalid        int
+	reported, certain         map[string]int
+	falseAlarm, miss, unknown map[string]int
+	missShown                 map[string]int
 }
 
 func TestDifferential(t *testing.T) {
