@@ -2,7 +2,6 @@ package realdb
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,10 +24,20 @@ import (
 //     read) or lets the held write go on, records the real answer, and
 //     compares it with the model's; an info line is a request lost: nothing
 //     is sent;
-//   - the coordinator's advance lines are part of its acquires (it advances
-//     before it grants), except for grant-before-fence, whose coordinator
-//     grants at once and advances at the schedule's advance line;
+//   - the model's sink advances the fence for a grant before the grant's
+//     reply (its coordinator waits for the sink's answer): at an advance
+//     line the real coordinator makes the acquire it is for (advance and
+//     grant in one call), and the acquire's completion line records the
+//     answer; grant-before-fence's coordinator grants at the acquire's line
+//     and advances at the schedule's advance line;
+//   - an apply line (the model's sink deciding a write) lets the held write
+//     go and records the real decision as an apply (the schedule holds every
+//     other process meanwhile, so its instant is known); a write its writer
+//     gave up on stays held until its apply line;
 //   - faults are recorded as they come.
+//
+// The design is the header's variant: reference, check-then-write,
+// ttl-only-lock or grant-before-fence.
 //
 // Time is the schedule's: the coordinator's clock (and the history's) reads
 // the current event's time × Tick, so leases expire at the model's ticks
@@ -60,45 +69,51 @@ type ReplayResult struct {
 func (r ReplayResult) Reproduced() bool { return len(r.Mismatches) == 0 }
 
 // protocolOf reads the model protocol's decision points from the header.
-func protocolOf(h *history.History) (map[string]any, error) {
-	var cfg struct {
-		Protocol map[string]any `json:"protocol"`
+// scheduleSink maps the schedule's design (its header's variant) onto
+// realdb's sinks and coordinator; an error for a design it cannot play.
+func scheduleSink(h *history.History) (sink string, grantBeforeFence bool, err error) {
+	switch h.Header.Variant {
+	case "reference":
+		return Atomic, false, nil
+	case "check-then-write":
+		return CheckThenWrite, false, nil
+	case "ttl-only-lock":
+		return None, false, nil
+	case "grant-before-fence":
+		return Atomic, true, nil
 	}
-	if len(h.Header.Config) == 0 {
-		return nil, nil
-	}
-	if err := json.Unmarshal(h.Header.Config, &cfg); err != nil {
-		return nil, fmt.Errorf("realdb: the schedule's header config: %w", err)
-	}
-	return cfg.Protocol, nil
+	return "", false, fmt.Errorf("realdb: the replay cannot play the design %q on the real stack "+
+		"(it plays reference, check-then-write, ttl-only-lock and grant-before-fence)", h.Header.Variant)
 }
 
-// scheduleSink maps the model's protocol onto realdb's sinks and
-// coordinator; an error for a protocol it cannot play.
-func scheduleSink(proto map[string]any) (sink string, grantBeforeFence bool, err error) {
-	sink = Atomic
-	for k, v := range proto {
-		if v != true {
-			continue
-		}
-		switch k {
-		case "checkThenWrite":
-			sink = CheckThenWrite
-		case "noFence":
-			sink = None
-		case "grantBeforeFence":
-			grantBeforeFence = true
-		default:
-			return "", false, fmt.Errorf("realdb: the replay cannot play the model's %s on the real stack", k)
-		}
-	}
-	return sink, grantBeforeFence, nil
-}
-
-// step is a command to a scheduled worker.
+// step is a command to a scheduled worker: an event of the schedule, or
+// (early) the call of its open operation, ahead of its completion line.
 type step struct {
-	e    history.Event
-	done chan struct{}
+	e     history.Event
+	early bool
+	done  chan struct{}
+}
+
+// applyAfter reports whether the schedule's sink decides writer's write of
+// token later (an apply line).
+func applyAfter(evs []history.Event, writer string, token int64) bool {
+	for _, e := range evs {
+		if e.F == history.Apply && e.Value.Writer == writer && e.Value.Token == token {
+			return true
+		}
+	}
+	return false
+}
+
+// acquireAfter names the worker whose acquire of resource the schedule's
+// next grant of token answers ("" if none does).
+func acquireAfter(evs []history.Event, resource string, token int64) string {
+	for _, e := range evs {
+		if e.F == history.Acquire && e.Type == history.OK && e.Resource == resource && e.Value.Token == token {
+			return e.Process
+		}
+	}
+	return ""
 }
 
 // replayWorker is one worker of the schedule.
@@ -113,6 +128,14 @@ type replayWorker struct {
 	atWindow chan struct{}
 	goOn     chan struct{}
 	result   chan writeResult
+	// heldLate: a write the worker gave up on, held at the window until the
+	// schedule's apply line for it.
+	heldLate bool
+	// early: the open operation was called ahead of its completion line,
+	// with this answer.
+	early  bool
+	earlyT history.Type
+	earlyV history.Value
 }
 
 type writeResult struct {
@@ -128,6 +151,7 @@ type replay struct {
 	now   int64 // ns: the current event's time × Tick
 	res   *ReplayResult
 	gbf   bool
+	rest  []history.Event // the schedule after the current event
 }
 
 func (r *replay) mismatch(format string, args ...any) {
@@ -143,11 +167,7 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 	if cfg.Tick <= 0 {
 		cfg.Tick = 10 * time.Millisecond
 	}
-	proto, err := protocolOf(h)
-	if err != nil {
-		return res, err
-	}
-	kind, gbf, err := scheduleSink(proto)
+	kind, gbf, err := scheduleSink(h)
 	if err != nil {
 		return res, err
 	}
@@ -209,17 +229,49 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		}
 	}()
 
-	for _, e := range h.Events {
+	// early hands a worker's open operation to the real system now, ahead
+	// of its completion line, which then records the answer.
+	early := func(id string, f string) {
+		w, ok := workers[id]
+		if !ok || w.inv.F != f || w.early || w.open == nil && !w.heldLate {
+			return
+		}
+		st := step{e: w.inv, early: true, done: make(chan struct{})}
+		w.steps <- st
+		<-st.done
+	}
+	for i, e := range h.Events {
 		r.now = e.Time * int64(cfg.Tick)
+		r.rest = h.Events[i+1:]
 		switch {
 		case e.Process == history.Coordinator || e.Process == history.Nemesis:
-			if e.F == history.Advance && e.Type == history.OK && gbf {
+			switch {
+			case e.F == history.Advance && e.Type == history.OK && gbf:
 				if _, err := r.coord.Advance(ctx, e.Resource); err != nil {
 					return res, err
 				}
-			} else if history.IsFault(e.F) {
+			case e.F == history.Advance && e.Type == history.OK:
+				// The model's sink advanced for a grant it will answer
+				// later (its coordinator waits for the sink's reply); the
+				// real coordinator advances and grants in one call: make it
+				// now, for the acquire this advance is for.
+				id := acquireAfter(h.Events[i+1:], e.Resource, e.Value.Token)
+				for _, w := range order { // a grant whose reply the schedule never shows
+					if id == "" && w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource {
+						id = w.id
+					}
+				}
+				if id != "" {
+					early(id, history.Acquire)
+				}
+			case history.IsFault(e.F):
 				r.rec.Fault(e.Process, e.F, e.Value)
 			}
+			continue
+		case history.IsSinkEvent(e.F):
+			// The instant the model's sink decided a write: let the held
+			// write go now; its writer's completion line records the answer.
+			early(e.Value.Writer, history.Write)
 			continue
 		case history.IsFault(e.F):
 			r.rec.Fault(e.Process, e.F, e.Value)
@@ -252,7 +304,23 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 
 func (w *replayWorker) loop(ctx context.Context) {
 	for st := range w.steps {
-		w.handle(ctx, st.e)
+		switch {
+		case st.early && w.heldLate:
+			t, v := w.perform(ctx, w.inv)
+			w.heldLate = false
+			w.applied(t, v)
+			w.r.res.Notes = append(w.r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), which %s gave up on, "+
+				"went on at the sink's decision: %s %s%s (fence seen %d)", w.id, w.inv.Resource, w.inv.Value.Token, w.id,
+				t, v.Outcome, v.Error, v.Fence))
+		case st.early:
+			w.earlyT, w.earlyV = w.perform(ctx, w.inv)
+			w.early = true
+			if w.inv.F == history.Write {
+				w.applied(w.earlyT, w.earlyV)
+			}
+		default:
+			w.handle(ctx, st.e)
+		}
 		close(st.done)
 	}
 }
@@ -288,13 +356,26 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 	}
 	inv := w.inv
 	beyond := e.Type == "" // let go at the schedule's end
-	if e.Type == history.Info && inv.F != history.Write {
+	if e.Type == history.Info && inv.F != history.Write && !w.early {
 		// A request lost: nothing was sent.
 		r.rec.Complete(w.open, history.Info, history.Value{})
 		w.open = nil
 		return
 	}
-	t, v := w.perform(ctx, inv)
+	if e.Type == history.Info && inv.F == history.Write && !w.early && applyAfter(r.rest, w.id, inv.Value.Token) {
+		// The writer gives up before the sink decides its write: the write
+		// stays held until the schedule's apply line lets it go.
+		r.rec.Complete(w.open, history.Info, history.Value{})
+		w.open, w.heldLate = nil, true
+		return
+	}
+	var t history.Type
+	var v history.Value
+	if w.early {
+		t, v, w.early = w.earlyT, w.earlyV, false
+	} else {
+		t, v = w.perform(ctx, inv)
+	}
 	r.rec.Complete(w.open, t, v)
 	w.open = nil
 	if beyond {
@@ -322,6 +403,19 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 	case inv.F == history.Read && (want.HasPayload != v.HasPayload || want.Payload != v.Payload):
 		r.mismatch("%s read on %s: the model read %q (%v), the real sink %q (%v)", w.id, inv.Resource, want.Payload, want.HasPayload, v.Payload, v.HasPayload)
 	}
+}
+
+// applied records the sink's side of the write just let go (history
+// format: apply). In a replay the instant is known: the schedule holds every
+// other process while the write's transaction runs.
+func (w *replayWorker) applied(t history.Type, v history.Value) {
+	if t == history.Info {
+		return // the database did not answer: no decision to record
+	}
+	in := w.inv.Value
+	w.r.rec.Apply(w.inv.Resource, history.Value{Writer: w.id, Token: in.Token, ResultID: in.ResultID,
+		Payload: in.Payload, HasPayload: in.HasPayload, Task: in.Task, Outcome: v.Outcome, Error: v.Error,
+		Fence: v.Fence, HasFence: v.HasFence})
 }
 
 // perform makes inv's call for real (or lets the held write go on) and
