@@ -14,30 +14,32 @@ import (
 
 // Replaying a model counterexample on the real stack (the built-in
 // coordinator and a real sink): the schedule is the model history's events,
-// in order. Each worker of the schedule is a goroutine held at its next step
-// until the schedule says go:
+// in order; the design is the header's variant (reference, check-then-write,
+// ttl-only-lock, grant-before-fence; others are refused by name). Each worker
+// of the schedule is a goroutine held at its next step until the schedule
+// says go:
 //
 //   - an invoke line records the invocation; a write also starts for real
 //     and stops at the sink's window (check-then-write: between the check
 //     and the put; atomic and none: before the transaction), held there;
-//   - an ok or fail line makes the call for real (acquire, renew, release,
-//     read) or lets the held write go on, records the real answer, and
-//     compares it with the model's; an info line is a request lost: nothing
-//     is sent;
-//   - the model's sink advances the fence for a grant before the grant's
-//     reply (its coordinator waits for the sink's answer): at an advance
-//     line the real coordinator makes the acquire it is for (advance and
-//     grant in one call), and the acquire's completion line records the
-//     answer; grant-before-fence's coordinator grants at the acquire's line
-//     and advances at the schedule's advance line;
-//   - an apply line (the model's sink deciding a write) lets the held write
-//     go and records the real decision as an apply (the schedule holds every
-//     other process meanwhile, so its instant is known); a write its writer
-//     gave up on stays held until its apply line;
-//   - faults are recorded as they come.
-//
-// The design is the header's variant: reference, check-then-write,
-// ttl-only-lock or grant-before-fence.
+//   - the sink's apply line lets the held write go (its effect happens at
+//     the model's instant), records the real decision as an apply event and
+//     compares it with the model's; a write given up on (info) stays held
+//     until its apply; an apply with no held write (a duplicate's copy) is
+//     noted;
+//   - the coordinator's advance ok line is the sink's step of a grant: the
+//     real coordinator (synchronous: advance, then grant) is asked then, for
+//     the latest-invoked open acquire on the resource (else one given up on
+//     whose request was in flight), and its answer kept for the acquire's
+//     completion line; grant-before-fence's coordinator instead grants at
+//     the completion and advances at the advance line;
+//   - an ok or fail line makes the call for real (renew, release, read) or
+//     delivers the answer obtained (acquire, write), records it and compares
+//     it with the model's; a model fail held while another worker's grant is
+//     in progress is the coordinator being busy, answered held without a
+//     call; an info line records the worker giving up;
+//   - faults (the sink's and the coordinator's too) are recorded as they
+//     come; a coordinator restart drops a grant in progress.
 //
 // Time is the schedule's: the coordinator's clock (and the history's) reads
 // the current event's time × Tick, so leases expire at the model's ticks
@@ -68,11 +70,10 @@ type ReplayResult struct {
 // same from the real system.
 func (r ReplayResult) Reproduced() bool { return len(r.Mismatches) == 0 }
 
-// protocolOf reads the model protocol's decision points from the header.
-// scheduleSink maps the schedule's design (its header's variant) onto
-// realdb's sinks and coordinator; an error for a design it cannot play.
+// scheduleSink maps the schedule's design, named by the header's variant,
+// onto realdb's sinks and coordinator; an error for a design it cannot play.
 func scheduleSink(h *history.History) (sink string, grantBeforeFence bool, err error) {
-	switch h.Header.Variant {
+	switch v := h.Header.Variant; v {
 	case "reference":
 		return Atomic, false, nil
 	case "check-then-write":
@@ -81,39 +82,15 @@ func scheduleSink(h *history.History) (sink string, grantBeforeFence bool, err e
 		return None, false, nil
 	case "grant-before-fence":
 		return Atomic, true, nil
+	default:
+		return "", false, fmt.Errorf("realdb: the replay cannot play the model's design %q on the real stack (it plays reference, check-then-write, ttl-only-lock and grant-before-fence)", v)
 	}
-	return "", false, fmt.Errorf("realdb: the replay cannot play the design %q on the real stack "+
-		"(it plays reference, check-then-write, ttl-only-lock and grant-before-fence)", h.Header.Variant)
 }
 
-// step is a command to a scheduled worker: an event of the schedule, or
-// (early) the call of its open operation, ahead of its completion line.
+// step is a command to a scheduled worker.
 type step struct {
-	e     history.Event
-	early bool
-	done  chan struct{}
-}
-
-// applyAfter reports whether the schedule's sink decides writer's write of
-// token later (an apply line).
-func applyAfter(evs []history.Event, writer string, token int64) bool {
-	for _, e := range evs {
-		if e.F == history.Apply && e.Value.Writer == writer && e.Value.Token == token {
-			return true
-		}
-	}
-	return false
-}
-
-// acquireAfter names the worker whose acquire of resource the schedule's
-// next grant of token answers ("" if none does).
-func acquireAfter(evs []history.Event, resource string, token int64) string {
-	for _, e := range evs {
-		if e.F == history.Acquire && e.Type == history.OK && e.Resource == resource && e.Value.Token == token {
-			return e.Process
-		}
-	}
-	return ""
+	e    history.Event
+	done chan struct{}
 }
 
 // replayWorker is one worker of the schedule.
@@ -124,18 +101,26 @@ type replayWorker struct {
 	steps chan step
 	open  *history.Pending
 	inv   history.Event
+	// answer is the real coordinator's answer to the open acquire, driven
+	// at the model's advance line and delivered at the acquire's completion.
+	answer *acqAnswer
+	// lostAcq is an acquire the worker gave up on (info) whose request may
+	// still reach the coordinator.
+	lostAcq *history.Event
+	// applied is the real answer of the open write, let go at its apply line.
+	applied *writeResult
+	// abandoned: the held write was given up on (info) before its apply.
+	abandoned bool
+	wv        history.Value // the held write's value
 	// a write under way: held at the window until go is closed.
 	atWindow chan struct{}
 	goOn     chan struct{}
 	result   chan writeResult
-	// heldLate: a write the worker gave up on, held at the window until the
-	// schedule's apply line for it.
-	heldLate bool
-	// early: the open operation was called ahead of its completion line,
-	// with this answer.
-	early  bool
-	earlyT history.Type
-	earlyV history.Value
+}
+
+type acqAnswer struct {
+	t history.Type
+	v history.Value
 }
 
 type writeResult struct {
@@ -151,7 +136,9 @@ type replay struct {
 	now   int64 // ns: the current event's time × Tick
 	res   *ReplayResult
 	gbf   bool
-	rest  []history.Event // the schedule after the current event
+	// granting: per resource, the worker whose grant is in progress (the
+	// real acquire driven at the model's advance, its answer not yet given).
+	granting map[string]*replayWorker
 }
 
 func (r *replay) mismatch(format string, args ...any) {
@@ -190,7 +177,7 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 			err = derr
 		}
 	}()
-	r := &replay{cfg: cfg, res: &res, gbf: gbf}
+	r := &replay{cfg: cfg, res: &res, gbf: gbf, granting: map[string]*replayWorker{}}
 	clock := func() int64 { return r.now }
 	r.rec = history.NewRecorder(history.Header{TimeUnit: "ns", Expect: h.Header.Expect,
 		Note: fmt.Sprintf("explore real --schedule: %s replayed on the built-in coordinator and a %s sink on %s, tick %v",
@@ -229,52 +216,39 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		}
 	}()
 
-	// early hands a worker's open operation to the real system now, ahead
-	// of its completion line, which then records the answer.
-	early := func(id string, f string) {
-		w, ok := workers[id]
-		if !ok || w.inv.F != f || w.early || w.open == nil && !w.heldLate {
-			return
-		}
-		st := step{e: w.inv, early: true, done: make(chan struct{})}
-		w.steps <- st
-		<-st.done
-	}
-	for i, e := range h.Events {
+	for _, e := range h.Events {
 		r.now = e.Time * int64(cfg.Tick)
-		r.rest = h.Events[i+1:]
 		switch {
-		case e.Process == history.Coordinator || e.Process == history.Nemesis:
-			switch {
-			case e.F == history.Advance && e.Type == history.OK && gbf:
+		case e.Process == history.Sink && e.F == history.Apply:
+			r.apply(ctx, e, workers)
+			continue
+		case e.Process == history.Coordinator && e.F == history.Advance:
+			if e.Type != history.OK {
+				continue
+			}
+			if gbf {
 				if _, err := r.coord.Advance(ctx, e.Resource); err != nil {
 					return res, err
 				}
-			case e.F == history.Advance && e.Type == history.OK:
-				// The model's sink advanced for a grant it will answer
-				// later (its coordinator waits for the sink's reply); the
-				// real coordinator advances and grants in one call: make it
-				// now, for the acquire this advance is for.
-				id := acquireAfter(h.Events[i+1:], e.Resource, e.Value.Token)
-				for _, w := range order { // a grant whose reply the schedule never shows
-					if id == "" && w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource {
-						id = w.id
-					}
-				}
-				if id != "" {
-					early(id, history.Acquire)
-				}
-			case history.IsFault(e.F):
-				r.rec.Fault(e.Process, e.F, e.Value)
+				continue
 			}
-			continue
-		case history.IsSinkEvent(e.F):
-			// The instant the model's sink decided a write: let the held
-			// write go now; its writer's completion line records the answer.
-			early(e.Value.Writer, history.Write)
+			r.drive(ctx, e, order)
 			continue
 		case history.IsFault(e.F):
 			r.rec.Fault(e.Process, e.F, e.Value)
+			if e.Process == history.Coordinator && e.F == history.Restart {
+				// A grant in progress lives in the model coordinator's
+				// memory: it is lost (its real answer is not delivered).
+				for res, w := range r.granting {
+					if w.answer != nil {
+						r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's grant in progress on %s lost with the coordinator's restart", w.id, res))
+						w.answer = nil
+					}
+					delete(r.granting, res)
+				}
+			}
+			continue
+		case e.Process == history.Coordinator || e.Process == history.Nemesis || e.Process == history.Sink:
 			continue
 		}
 		w, err := worker(e.Process)
@@ -285,9 +259,16 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		w.steps <- st
 		<-st.done
 	}
-	// Let every operation the schedule left open go, in order.
+	// Let every operation the schedule left open go, in order, and every
+	// write given up on but never applied.
 	for _, w := range order {
+		if w.open == nil && !w.abandoned {
+			continue
+		}
 		if w.open == nil {
+			res := w.letGo()
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), given up and never applied in the schedule, let go at its end: %s%s, the fence it saw %d",
+				w.id, w.inv.Resource, w.inv.Value.Token, res.out, errText(res.err), res.fence))
 			continue
 		}
 		st := step{e: history.Event{Process: w.id, Type: "", F: w.inv.F, Resource: w.inv.Resource}, done: make(chan struct{})}
@@ -304,23 +285,7 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 
 func (w *replayWorker) loop(ctx context.Context) {
 	for st := range w.steps {
-		switch {
-		case st.early && w.heldLate:
-			t, v := w.perform(ctx, w.inv)
-			w.heldLate = false
-			w.applied(t, v)
-			w.r.res.Notes = append(w.r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), which %s gave up on, "+
-				"went on at the sink's decision: %s %s%s (fence seen %d)", w.id, w.inv.Resource, w.inv.Value.Token, w.id,
-				t, v.Outcome, v.Error, v.Fence))
-		case st.early:
-			w.earlyT, w.earlyV = w.perform(ctx, w.inv)
-			w.early = true
-			if w.inv.F == history.Write {
-				w.applied(w.earlyT, w.earlyV)
-			}
-		default:
-			w.handle(ctx, st.e)
-		}
+		w.handle(ctx, st.e)
 		close(st.done)
 	}
 }
@@ -334,7 +299,12 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 		}
 		w.inv, w.inv.Value = e, v
 		w.open = r.rec.Invoke(w.id, e.F, e.Resource, v)
+		w.answer = nil
 		if e.F == history.Write {
+			if w.abandoned { // an older write given up on and never applied
+				w.letGo()
+			}
+			w.wv, w.applied, w.abandoned = v, nil, false
 			// Start the write: it runs to the window and waits there.
 			w.atWindow, w.goOn, w.result = make(chan struct{}), make(chan struct{}), make(chan writeResult, 1)
 			at := w.atWindow
@@ -356,26 +326,30 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 	}
 	inv := w.inv
 	beyond := e.Type == "" // let go at the schedule's end
-	if e.Type == history.Info && inv.F != history.Write && !w.early {
-		// A request lost: nothing was sent.
+	if e.Type == history.Info && !beyond {
+		// The worker gives up: an acquire's request may still reach the
+		// coordinator (at a later advance line), a write's the sink (at its
+		// apply line, until which it stays held).
 		r.rec.Complete(w.open, history.Info, history.Value{})
 		w.open = nil
+		switch inv.F {
+		case history.Acquire:
+			if w.answer != nil { // granted for real, the answer lost
+				r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, was granted token %d by the real coordinator", w.id, inv.Resource, w.answer.v.Token))
+				w.answer = nil
+				delete(r.granting, inv.Resource)
+			} else {
+				lost := inv
+				w.lostAcq = &lost
+			}
+		case history.Write:
+			if w.applied == nil {
+				w.abandoned = true
+			}
+		}
 		return
 	}
-	if e.Type == history.Info && inv.F == history.Write && !w.early && applyAfter(r.rest, w.id, inv.Value.Token) {
-		// The writer gives up before the sink decides its write: the write
-		// stays held until the schedule's apply line lets it go.
-		r.rec.Complete(w.open, history.Info, history.Value{})
-		w.open, w.heldLate = nil, true
-		return
-	}
-	var t history.Type
-	var v history.Value
-	if w.early {
-		t, v, w.early = w.earlyT, w.earlyV, false
-	} else {
-		t, v = w.perform(ctx, inv)
-	}
+	t, v := w.perform(ctx, inv, e)
 	r.rec.Complete(w.open, t, v)
 	w.open = nil
 	if beyond {
@@ -388,9 +362,6 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 		}
 		r.res.Notes = append(r.res.Notes, note)
 		return
-	}
-	if e.Type == history.Info {
-		return // a write whose outcome the model left unknown: any answer fits
 	}
 	want := e.Value
 	switch {
@@ -405,41 +376,25 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 	}
 }
 
-// applied records the sink's side of the write just let go (history
-// format: apply). In a replay the instant is known: the schedule holds every
-// other process while the write's transaction runs.
-func (w *replayWorker) applied(t history.Type, v history.Value) {
-	if t == history.Info {
-		return // the database did not answer: no decision to record
-	}
-	in := w.inv.Value
-	w.r.rec.Apply(w.inv.Resource, history.Value{Writer: w.id, Token: in.Token, ResultID: in.ResultID,
-		Payload: in.Payload, HasPayload: in.HasPayload, Task: in.Task, Outcome: v.Outcome, Error: v.Error,
-		Fence: v.Fence, HasFence: v.HasFence})
-}
-
 // perform makes inv's call for real (or lets the held write go on) and
 // returns its completion.
-func (w *replayWorker) perform(ctx context.Context, inv history.Event) (history.Type, history.Value) {
+func (w *replayWorker) perform(ctx context.Context, inv, e history.Event) (history.Type, history.Value) {
 	r, v := w.r, inv.Value
-	protocol := func(err error) (history.Type, history.Value) {
-		switch {
-		case err == nil:
-			return history.OK, history.Value{}
-		case errors.Is(err, ErrHeld), errors.Is(err, ErrExpired), errors.Is(err, ErrNotHolder):
-			return history.Fail, history.Value{Error: err.Error()}
-		}
-		return history.Info, history.Value{Error: err.Error()}
-	}
 	switch inv.F {
 	case history.Acquire:
-		g, err := r.coord.Acquire(ctx, AcquireRequest{Resource: inv.Resource, Owner: v.Owner, Incarnation: v.Incarnation,
-			RequestID: v.RequestID, TTL: time.Duration(v.TTL)})
-		t, out := protocol(err)
-		if err == nil {
-			out = history.Value{Token: g.Token, TTL: int64(g.TTL)}
+		if a := w.answer; a != nil { // driven at the advance line
+			w.answer = nil
+			delete(r.granting, inv.Resource)
+			return a.t, a.v
 		}
-		return t, out
+		if g := r.granting[inv.Resource]; g != nil && g != w && e.Type == history.Fail && e.Value.Error == ErrHeld.Error() {
+			// The model coordinator is busy granting the resource to g; the
+			// real one granted at once, so it answers for the grant in
+			// progress: held.
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while %s's grant was in progress", w.id, inv.Resource, g.id))
+			return history.Fail, history.Value{Error: ErrHeld.Error()}
+		}
+		return r.acquire(ctx, inv)
 	case history.Renew:
 		return protocol(r.coord.Renew(ctx, LeaseRequest{Resource: inv.Resource, Owner: v.Owner, Incarnation: v.Incarnation,
 			Token: v.Token, TTL: time.Duration(max(v.TTL, 1))}))
@@ -452,16 +407,136 @@ func (w *replayWorker) perform(ctx context.Context, inv history.Event) (history.
 		}
 		return history.OK, history.Value{Payload: payload, HasPayload: ok}
 	case history.Write:
-		close(w.goOn)
-		res := <-w.result
-		w.atWindow, w.goOn = nil, nil
-		switch {
-		case res.err != nil:
-			return history.Info, history.Value{Error: res.err.Error()}
-		case res.out.Accepted():
-			return history.OK, history.Value{Outcome: string(res.out), Fence: res.fence, HasFence: true}
+		var res writeResult
+		if w.applied != nil {
+			res, w.applied = *w.applied, nil
+		} else {
+			res = w.letGo()
 		}
-		return history.Fail, history.Value{Error: string(res.out), Fence: res.fence, HasFence: true}
+		return writeAnswer(res)
 	}
 	return history.Info, history.Value{Error: "the replay cannot play " + inv.F}
+}
+
+// writeAnswer is a write's completion for its real result.
+func writeAnswer(res writeResult) (history.Type, history.Value) {
+	switch {
+	case res.err != nil:
+		return history.Info, history.Value{Error: res.err.Error()}
+	case res.out.Accepted():
+		return history.OK, history.Value{Outcome: string(res.out), Fence: res.fence, HasFence: true}
+	}
+	return history.Fail, history.Value{Error: string(res.out), Fence: res.fence, HasFence: true}
+}
+
+// protocol is a coordinator call's completion for its error.
+func protocol(err error) (history.Type, history.Value) {
+	switch {
+	case err == nil:
+		return history.OK, history.Value{}
+	case errors.Is(err, ErrHeld), errors.Is(err, ErrExpired), errors.Is(err, ErrNotHolder):
+		return history.Fail, history.Value{Error: err.Error()}
+	}
+	return history.Info, history.Value{Error: err.Error()}
+}
+
+// acquire makes the acquire inv for real on the coordinator.
+func (r *replay) acquire(ctx context.Context, inv history.Event) (history.Type, history.Value) {
+	v := inv.Value
+	g, err := r.coord.Acquire(ctx, AcquireRequest{Resource: inv.Resource, Owner: v.Owner, Incarnation: v.Incarnation,
+		RequestID: v.RequestID, TTL: time.Duration(v.TTL)})
+	t, out := protocol(err)
+	if err == nil {
+		out = history.Value{Token: g.Token, TTL: int64(g.TTL)}
+	}
+	return t, out
+}
+
+// drive plays the model coordinator's advance on resource e.Resource: the
+// sink's step of a grant. The acquire it serves is the latest-invoked open
+// acquire on the resource not driven yet, else one its worker gave up on
+// whose request was still in flight; the real coordinator's acquire (which
+// advances, then grants) is made now and its answer kept for the acquire's
+// completion line. An advance that serves no acquire the replay can name is
+// made alone.
+func (r *replay) drive(ctx context.Context, e history.Event, order []*replayWorker) {
+	var pick *replayWorker
+	for _, w := range order {
+		if w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource && w.answer == nil &&
+			(pick == nil || w.inv.Time >= pick.inv.Time) {
+			pick = w
+		}
+	}
+	if pick != nil {
+		t, v := r.acquire(ctx, pick.inv)
+		pick.answer = &acqAnswer{t, v}
+		r.granting[e.Resource] = pick
+		return
+	}
+	for _, w := range order {
+		if l := w.lostAcq; l != nil && l.Resource == e.Resource {
+			w.lostAcq = nil
+			t, v := r.acquire(ctx, *l)
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at the advance: %s token %d %s",
+				w.id, e.Resource, t, v.Token, v.Error))
+			return
+		}
+	}
+	if _, err := r.coord.Advance(ctx, e.Resource); err != nil {
+		r.mismatch("advance on %s: %v", e.Resource, err)
+	}
+}
+
+// apply plays the sink's apply line: the writer's held write is let go now,
+// and the sink's real decision recorded as an apply event; the writer's
+// completion line (if still to come) gets the real answer.
+func (r *replay) apply(ctx context.Context, e history.Event, workers map[string]*replayWorker) {
+	w := workers[e.Value.Writer]
+	held := w != nil && w.goOn != nil && w.inv.F == history.Write && w.inv.Resource == e.Resource &&
+		w.wv.Token == e.Value.Token && w.wv.ResultID == e.Value.ResultID && (w.open != nil || w.abandoned)
+	if !held {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("the sink's apply of %s's write on %s (token %d) at %d: a copy, or a write no longer held; nothing to let go",
+			e.Value.Writer, e.Resource, e.Value.Token, e.Time))
+		return
+	}
+	res := w.letGo()
+	v := history.Value{Writer: w.id, Token: w.wv.Token, ResultID: w.wv.ResultID, Payload: w.wv.Payload,
+		HasPayload: w.wv.HasPayload, Task: w.wv.Task}
+	switch {
+	case res.err != nil:
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s let go at the apply: %v", w.id, e.Resource, res.err))
+	case res.out.Accepted():
+		v.Outcome, v.Fence, v.HasFence = string(res.out), res.fence, true
+	default:
+		v.Error, v.Fence, v.HasFence = string(res.out), res.fence, true
+	}
+	if res.err == nil {
+		r.rec.Apply(e.Resource, v)
+		want := e.Value.Outcome + e.Value.Error
+		if got := v.Outcome + v.Error; got != want {
+			r.mismatch("the sink's apply of %s's write on %s: the model %s, the real sink %s", w.id, e.Resource, want, got)
+		}
+	}
+	if w.abandoned {
+		w.abandoned = false
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), given up, applied at the schedule's apply: %s%s, the fence it saw %d",
+			w.id, e.Resource, w.wv.Token, res.out, errText(res.err), res.fence))
+		return
+	}
+	w.applied = &res
+}
+
+// letGo lets the held write go on and waits for its real result.
+func (w *replayWorker) letGo() writeResult {
+	close(w.goOn)
+	res := <-w.result
+	w.atWindow, w.goOn = nil, nil
+	return res
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " " + err.Error()
 }
