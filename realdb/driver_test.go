@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 var soak = flag.Int("realdb.soak", 0, "runs per database and sink for TestSoak (0: skip it)")
@@ -87,6 +88,26 @@ func TestCheckThenWriteSQLiteCaught(t *testing.T) {
 	cfg := runConfig(SQLite, "", CheckThenWrite, 40, 1)
 	cfg.StopAtFirst = true
 	checkCaught(t, run(t, cfg))
+}
+
+// TestCheckThenWriteCaughtByReportedFence: a stale write that check-then-write
+// lets through reports the fence it committed under, above its token, and
+// the history check proves fencing from that report alone.
+func TestCheckThenWriteCaughtByReportedFence(t *testing.T) {
+	res := run(t, runConfig(SQLite, "", CheckThenWrite, 20, 100))
+	byFence := 0
+	for _, r := range res.Runs {
+		for _, v := range r.Unexpected {
+			if v.Invariant == spec.Fencing && strings.Contains(v.Message, "accepted although the sink reported its fence at") {
+				byFence++
+				break
+			}
+		}
+	}
+	t.Logf("%d of %d runs caught by the reported fence (%d caught in all)", byFence, len(res.Runs), res.Caught)
+	if byFence == 0 {
+		t.Fatalf("no run of 20 was caught by the reported fence: %+v", total(res))
+	}
 }
 
 func TestAtomicPostgresPasses(t *testing.T) {

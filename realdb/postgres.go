@@ -226,8 +226,9 @@ func (s *pgSink) Write(ctx context.Context, resource string, token int64, result
 
 // writeTx checks the token (by the sink's kind) and writes the result in one
 // transaction that holds a lock on the fence's row — a share lock for
-// atomic and none, which an advance must wait for; an update lock for
-// max-token, which may raise the fence in the same transaction.
+// atomic, none and check-then-write (whose check came before), which an
+// advance must wait for; an update lock for max-token, which may raise the
+// fence in the same transaction.
 func (s *pgSink) writeTx(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	s.cfg.window(ctx)
 	tx, err := conn.Begin(ctx)
@@ -287,7 +288,10 @@ func (s *pgSink) Raise(ctx context.Context, resource string, token int64) (int64
 }
 
 // writeCheckThenWrite reads the fence in one statement and writes in
-// another, each its own transaction: the unsafe shortcut.
+// another, each its own transaction: the unsafe shortcut. The write's own
+// transaction (writeTx, which checks nothing for this kind) holds a share
+// lock on the fence it commits under, and that fence, not the check's, is
+// the one reported for an accepted write.
 func (s *pgSink) writeCheckThenWrite(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	fence, err := pgFence(ctx, conn, resource, false)
 	if err != nil {
@@ -296,9 +300,7 @@ func (s *pgSink) writeCheckThenWrite(ctx context.Context, conn *pgx.Conn, resour
 	if fence != token {
 		return history.Fenced, fence, nil
 	}
-	s.cfg.window(ctx)
-	out, err := pgPut(ctx, conn, resource, token, resultID, payload, task)
-	return out, fence, err
+	return s.writeTx(ctx, conn, resource, token, resultID, payload, task)
 }
 
 func (s *pgSink) Read(ctx context.Context, resource, resultID string) (string, bool, error) {

@@ -12,7 +12,8 @@
 // "max-token" accepts a token at or above the fence and raises the fence to
 // it in the same transaction, for services with no coordinator to advance
 // the fence (the holder's token is the fence's next value); "none" checks
-// nothing (a lock alone). Every write reports the fence it saw.
+// nothing (a lock alone). Every write reports the fence it saw (for
+// check-then-write's accepted writes, the fence at its own transaction).
 package realdb
 
 import (
@@ -59,7 +60,10 @@ type Sink interface {
 	// is at or above it, and the fence is raised to it; none: always):
 	// written if the result was absent, replayed if it holds the same
 	// payload, conflict if it holds another; fenced if the token fails the
-	// check. It returns the fence the token was compared against.
+	// check. It returns the fence the token was compared against, except
+	// for check-then-write's accepted writes: the fence read in the write's
+	// own transaction, the one it committed under, which a takeover between
+	// the check and the write leaves above the token.
 	Write(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error)
 	// Read returns the payload stored under resultID, and whether there is one.
 	Read(ctx context.Context, resource, resultID string) (payload string, ok bool, err error)

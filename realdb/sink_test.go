@@ -101,7 +101,7 @@ func TestSinkSemantics(t *testing.T) {
 // TestSinkWindow advances the fence inside the write's window, as a takeover
 // between the check and the write would: check-then-write lets the stale
 // write through, atomic (whose window comes before its transaction) fences
-// it.
+// it; both report the fence at their transaction.
 func TestSinkWindow(t *testing.T) {
 	forEachSink(t, func(t *testing.T, db, kind string) {
 		ctx := context.Background()
@@ -120,7 +120,7 @@ func TestSinkWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		got, _, err := w.Write(ctx, "a", 1, "t1", "stale", "t1")
+		got, fence, err := w.Write(ctx, "a", 1, "t1", "stale", "t1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,6 +130,12 @@ func TestSinkWindow(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("write with token 1 and the fence advanced to 2 in the window: %q, want %q", got, want)
+		}
+		// Every kind reports the fence the write was decided or committed
+		// under: 2. For check-then-write that is what exposes the stale
+		// write (accepted with its token below the reported fence).
+		if fence != 2 {
+			t.Fatalf("%s write reported fence %d, want 2 (the fence it committed under)", kind, fence)
 		}
 	})
 }

@@ -144,7 +144,8 @@ func (s *sqliteSink) Write(ctx context.Context, resource string, token int64, re
 // writeTx checks the token (by the sink's kind) and writes the result in one
 // IMMEDIATE transaction: no advance can commit between the check and the
 // write. Max-token raises the fence to a token above it in the same
-// transaction; none checks nothing.
+// transaction; none and check-then-write (whose check came before) check
+// nothing.
 func (s *sqliteSink) writeTx(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	s.cfg.window(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -201,7 +202,10 @@ func (s *sqliteSink) Raise(ctx context.Context, resource string, token int64) (i
 }
 
 // writeCheckThenWrite reads the fence in one statement and writes in
-// another: the unsafe shortcut. A takeover between the two goes unnoticed.
+// another: the unsafe shortcut. A takeover between the two goes unnoticed by
+// the write, but not by its report: the write's own transaction (writeTx,
+// which checks nothing for this kind) reads the fence it commits under, and
+// that fence, not the check's, is the one reported for an accepted write.
 func (s *sqliteSink) writeCheckThenWrite(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	fence, err := sqliteFence(ctx, s.db, resource)
 	if err != nil {
@@ -210,9 +214,7 @@ func (s *sqliteSink) writeCheckThenWrite(ctx context.Context, resource string, t
 	if fence != token {
 		return history.Fenced, fence, nil
 	}
-	s.cfg.window(ctx)
-	out, err := sqlitePut(ctx, s.db, resource, token, resultID, payload, task)
-	return out, fence, err
+	return s.writeTx(ctx, resource, token, resultID, payload, task)
 }
 
 func (s *sqliteSink) Read(ctx context.Context, resource, resultID string) (string, bool, error) {

@@ -13,7 +13,7 @@ import (
 // t” > t accepted (its ok, or its apply), or a write completion or apply
 // that reported the sink's fence f > t. An accepted write whose own reported
 // fence (on its apply, else its ok) is above t is a violation too: the sink
-// compared t with a newer fence and accepted it.
+// accepted t while its fence was newer (compared with it, or stored under it).
 func (c *resCtx) checkFencing() {
 	const (
 		obsGrant = iota
