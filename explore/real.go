@@ -122,20 +122,25 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 			}
 		}
 	}
+	// A campaign that ended early (an interrupt, a lease service or
+	// database gone) is incomplete, not an error, once a run has started:
+	// what was recorded was checked. One that could not start at all
+	// (a bad --dsn) is an error.
+	if runErr != nil && len(res.Runs) == 0 && ctx.Err() == nil {
+		return 0, runErr
+	}
+	if runErr != nil && code == exitOK {
+		code = exitIncomplete
+	}
 	if *jsonOut {
 		j := map[string]any{"lease": cfg.Lease, "db": cfg.DB, "sink": cfg.Sink, "fault": *fault, "runs": len(res.Runs),
+			"budget": cfg.Runs, "complete": runErr == nil,
 			"caught": res.Caught, "firstCaught": res.FirstCaught, "unknown": res.Unknown, "caughtBy": byInvariant,
 			"elapsed": res.Elapsed.String(), "files": nonNil(files)}
 		if runErr != nil {
-			j["error"] = runErr.Error()
+			j["error"], j["stopped"] = runErr.Error(), realStopCause(ctx)
 		}
-		if err := writeJSON(stdout, j); err != nil {
-			return 0, err
-		}
-		if runErr != nil && code == exitOK {
-			return exitUsage, nil
-		}
-		return code, nil
+		return code, writeJSON(stdout, j)
 	}
 	fmt.Fprintf(stdout, "%s lease, %s sink on %s", cfg.Lease, cfg.Sink, cfg.DB)
 	if *fault != faultNone {
@@ -167,18 +172,31 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	}
 	if runErr != nil {
 		// The run that failed was checked as far as it was recorded (its
-		// history is kept); say so, then fail with the cause.
+		// history is kept); say so, and how far the campaign got.
 		if n := len(res.Runs); n > 0 && res.Runs[n-1].Err != nil {
 			fmt.Fprintf(stdout, "run %d ended early; its %d recorded events were checked (%s)\n", n,
 				len(res.Runs[n-1].History.Events), verdict(res.Runs[n-1]))
 		}
-		if code == exitViolation {
-			fmt.Fprintf(stdout, "error: %v\n", runErr)
-			return code, nil
+		fmt.Fprintf(stdout, "error: %v\n", runErr)
+		if code == exitIncomplete {
+			done := 0
+			for _, r := range res.Runs {
+				if r.Err == nil {
+					done++
+				}
+			}
+			fmt.Fprintf(stdout, "incomplete: %d of %d runs done (%s); no violation found so far\n", done, cfg.Runs, realStopCause(ctx))
 		}
-		return 0, runErr
 	}
 	return code, nil
+}
+
+// realStopCause says why a real campaign ended early.
+func realStopCause(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return stopCause(ctx)
+	}
+	return "a run's machinery failed"
 }
 
 func verdict(r realdb.RunResult) string {

@@ -1,11 +1,15 @@
 package explore
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
 )
 
 // TestRealRunNumbersAgree: the run explore real says it first caught is
@@ -33,4 +37,37 @@ func TestRealRunNumbersAgree(t *testing.T) {
 		}
 	}
 	t.Fatalf("first caught at run %d, but no %s among %v", v.FirstCaught, want, v.Files)
+}
+
+// TestRealInterruptedIsIncomplete: a real campaign cut short by an interrupt
+// (a cancelled context, as Ctrl-C gives) ends as incomplete, exit 3, in text
+// and in JSON, never as a pass or an input error.
+func TestRealInterruptedIsIncomplete(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, jsonOut := range []bool{false, true} {
+		args := []string{"real", "--lease", "builtin", "--sink", "atomic", "--runs", "5", "--out", t.TempDir()}
+		if jsonOut {
+			args = append(args, "--json")
+		}
+		var out, errb strings.Builder
+		code := run(ctx, args, &out, &errb, designs.All())
+		if code != exitIncomplete {
+			t.Fatalf("json=%v: exit %d, want %d\n%s\n%s", jsonOut, code, exitIncomplete, out.String(), errb.String())
+		}
+		if !jsonOut {
+			if !strings.Contains(out.String(), "incomplete: 0 of 5 runs done (interrupted)") {
+				t.Errorf("text ending does not say incomplete:\n%s", out.String())
+			}
+			continue
+		}
+		var v struct {
+			Complete *bool  `json:"complete"`
+			Stopped  string `json:"stopped"`
+			Budget   int    `json:"budget"`
+		}
+		if err := json.Unmarshal([]byte(out.String()), &v); err != nil || v.Complete == nil || *v.Complete || v.Stopped != "interrupted" || v.Budget != 5 {
+			t.Errorf("json ending %+v (%v):\n%s", v, err, out.String())
+		}
+	}
 }

@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	for i := range cfg.Runs {
 		r, err := runOnce(ctx, cfg, i, dir)
 		if err != nil && r.History == nil {
-			return res, fmt.Errorf("realdb: run %d (seed %d): %w", i, cfg.Seed+uint64(i), err)
+			return res, fmt.Errorf("realdb: run %d (seed %d): %w", i+1, cfg.Seed+uint64(i), err)
 		}
 		res.Runs = append(res.Runs, r)
 		if err != nil {
@@ -235,8 +235,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 					res.FirstCaught = i + 1
 				}
 			}
-			return res, fmt.Errorf("realdb: run %d (seed %d) ended early, after %d events (checked as recorded): %w",
-				i, cfg.Seed+uint64(i), len(r.History.Events), err)
+			return res, fmt.Errorf("realdb: run %d (seed %d) ended early, after %d events (checked as recorded): %w", // runs count from 1, as FirstCaught does
+				i+1, cfg.Seed+uint64(i), len(r.History.Events), err)
 		}
 		if len(r.Report.Unknown) > 0 {
 			res.Unknown++
