@@ -35,6 +35,14 @@ type Config struct {
 	// SinkRestarts bounds the sink's crash-and-restarts (what survives is
 	// the design's SinkRestart decision).
 	SinkRestarts int `json:"sinkRestarts,omitempty"`
+	// Delay, when positive, bounds how long a message stays in flight: no
+	// tick passes while a message its receiver can take has been in flight
+	// Delay ticks (a partially synchronous network). 0 is the asynchronous
+	// network, where any delay is possible. A message that waits because
+	// its receiver cannot take it (a paused worker's reply, an acquire
+	// beyond the grant bound) is not the network's delay and does not hold
+	// time back.
+	Delay int `json:"delay,omitempty"`
 }
 
 // DefaultConfig is the bounded configuration the campaign and the tests use.
@@ -66,5 +74,6 @@ func (c Config) Validate() error {
 		check("forgeries", c.Forgeries, 0, 100),
 		check("skew", c.Skew, 0, 30),
 		check("sinkRestarts", c.SinkRestarts, 0, 100),
+		check("delay", c.Delay, 0, 30),
 	)
 }

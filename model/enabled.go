@@ -4,7 +4,9 @@ package model
 // returns it.
 func (m *Machine) Enabled(s *State, buf []Action) []Action {
 	c := &m.Config
-	buf = append(buf, Action{Kind: Tick})
+	if !m.overdue(s) {
+		buf = append(buf, Action{Kind: Tick})
+	}
 	canSend := int(s.NMsgs) < c.InFlight
 	for w := uint8(0); w < uint8(c.Workers); w++ {
 		wk := &s.Workers[w]
@@ -133,5 +135,23 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 // forgedToken is bigger than any token a coordinator can grant.
 func (m *Machine) forgedToken() uint8 { return uint8(m.Config.Grants*m.Config.Resources + 1) }
 
-// ageCap is the age beyond which a request's age changes no decision.
-func (m *Machine) ageCap() uint8 { return uint8(m.Config.TTL + 2*m.Config.Skew + 2) }
+// ageCap is the age beyond which a request's age changes no decision, nor
+// (Config.Delay) whether time may pass.
+func (m *Machine) ageCap() uint8 {
+	return uint8(max(m.Config.TTL+2*m.Config.Skew+2, m.Config.Delay))
+}
+
+// overdue reports whether a message has been in flight Config.Delay ticks
+// and its receiver can take it: time cannot pass until it is delivered (or
+// lost).
+func (m *Machine) overdue(s *State) bool {
+	if m.Config.Delay == 0 {
+		return false
+	}
+	for i := 0; i < int(s.NMsgs); i++ {
+		if msg := &s.Msgs[i]; int(msg.Age) >= m.Config.Delay && m.deliverable(s, msg) {
+			return true
+		}
+	}
+	return false
+}

@@ -168,7 +168,7 @@ type Msg struct {
 	Grant   uint8 // ghost: the grant the token came from
 	Code    uint8 // replies: Rep*
 	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
-	Age     uint8 // ticks since an acquire or renew request was sent (capped)
+	Age     uint8 // ticks since an acquire or renew request (with Config.Delay, any message) was sent (capped)
 	Skew    int8  // the sender's clock offset when it sent (Design.ReportsTime only)
 	U       uint8 // the design's byte (Design.Stamp)
 	Live    bool  // false once the worker has given up on the operation

@@ -340,7 +340,7 @@ func (st *stepper) tick() {
 	limit := m.ageCap()
 	for i := 0; i < int(s.NMsgs); i++ {
 		msg := &s.Msgs[i]
-		if (msg.Kind == AcquireReq || msg.Kind == RenewReq) && msg.Age < limit {
+		if (msg.Kind == AcquireReq || msg.Kind == RenewReq || m.Config.Delay > 0) && msg.Age < limit {
 			msg.Age++
 		}
 	}

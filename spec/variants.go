@@ -39,6 +39,12 @@ type Variant struct {
 	// Cite names the documented behaviour of real systems the variant
 	// reproduces, for the docs ("" for the article's own variants).
 	Cite string
+	// Params are the design's integer parameters, and At builds the
+	// variant at values for them (in Params' order, each within its
+	// range); both nil for a design without parameters. With and
+	// LookupVariant ("NAME@p=v") call At.
+	Params []Param
+	At     func(vals []int) Variant
 }
 
 // Expectation is the verdict a variant is expected to get. A target that
@@ -119,11 +125,20 @@ func (e Expectation) Unexpected(violated Set) string {
 // reference.
 var NonGuarantee = SetOf(AbsoluteValidity)
 
-// LookupVariant returns the variant with the given name among vs.
+// LookupVariant returns the variant with the given name among vs; NAME@p=v,...
+// is variant NAME at those parameter values (Variant.With).
 func LookupVariant(vs []Variant, name string) (Variant, error) {
+	base, params, hasParams := strings.Cut(name, "@")
 	for _, v := range vs {
 		if v.Name == name {
 			return v, nil
+		}
+		if hasParams && v.Name == base {
+			vals, err := parseParams(params)
+			if err != nil {
+				return Variant{}, fmt.Errorf("variant %q: %v", name, err)
+			}
+			return v.With(vals)
 		}
 	}
 	names := make([]string, len(vs))

@@ -1,0 +1,50 @@
+package model
+
+import "testing"
+
+// TestDelayBoundsTheNetwork: with Config.Delay, no tick is enabled while a
+// message its receiver can take has been in flight Delay ticks, and on
+// random walks time still passes; without it, requests are delivered
+// later than any small bound.
+func TestDelayBoundsTheNetwork(t *testing.T) {
+	for _, delay := range []int{1, 2, 3} {
+		c := DefaultConfig()
+		c.Delay = delay
+		m, err := New(c, Design{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticks := 0
+		for seed := uint64(1); seed <= 200; seed++ {
+			walk(m, seed, 150, func(s *State, a Action) {
+				if a.Kind != Tick {
+					return
+				}
+				ticks++
+				for i := 0; i < int(s.NMsgs); i++ {
+					if msg := &s.Msgs[i]; int(msg.Age) >= delay && m.deliverable(s, msg) {
+						t.Fatalf("delay %d: a tick with message %+v in flight %d ticks", delay, *msg, msg.Age)
+					}
+				}
+			})
+		}
+		if ticks == 0 {
+			t.Fatalf("delay %d: no tick in any walk", delay)
+		}
+	}
+	c := DefaultConfig()
+	m, _ := New(c, Design{})
+	aged := false
+	for seed := uint64(1); seed <= 200 && !aged; seed++ {
+		walk(m, seed, 150, func(s *State, a Action) {
+			aged = aged || a.Kind == Deliver && a.Msg.Kind == AcquireReq && int(a.Msg.Age) > 3
+		})
+	}
+	if !aged {
+		t.Error("without Delay, no acquire was ever delivered more than 3 ticks late: the asynchronous network lost its long delays")
+	}
+	c.Delay = 31
+	if c.Validate() == nil {
+		t.Error("delay 31 validated")
+	}
+}
