@@ -30,6 +30,18 @@ type BFSOptions struct {
 	// MaxStates, when positive, ends the search after the level at which
 	// the number of distinct states reaches it.
 	MaxStates uint64
+	// MaxMemory, when positive, is a budget in bytes of Go heap in use
+	// (heap objects, live or not yet collected, and unused heap spans: what
+	// BFSResult.PeakHeapBytes measures). Before each batch of chunks
+	// within a level the heap is sampled, and the search stops with
+	// StopMemory when the sample plus the growth the next batch may cause
+	// (visited-set tables that would double, the next level's offsets)
+	// reaches the budget. Since the sample counts garbage not yet
+	// collected, a collection (runtime.GC) is forced before stopping, and
+	// then again only once the heap has grown by 1/16 of the budget; the
+	// garbage collector's settings are left alone. The result holds the
+	// states stored so far (those of the batches merged).
+	MaxMemory uint64
 	// Symmetry is the symmetry reduction: states that are renamings of one
 	// another are stored once.
 	Symmetry model.Symmetry
@@ -84,6 +96,7 @@ const (
 	StopDepth     = "depth"      // states at MaxDepth were left unexpanded
 	StopMaxStates = "max-states" // MaxStates was reached
 	StopCancelled = "cancelled"  // the context was done
+	StopMemory    = "memory"     // MaxMemory was reached
 )
 
 // BFSResult is the outcome of a search.
@@ -266,6 +279,11 @@ type bfs struct {
 	expanded     atomic.Uint64 // states of the current level done
 	lastProgress time.Time
 	peakHeap     uint64
+	heap         uint64 // the last sample
+	gcHeap       uint64 // the heap after the last forced collection
+	lastFresh    uint64 // new states of the last batch merged
+	chunkUse     uint64 // bytes of candidates a chunk of the last batch kept, on average
+	outsCap      uint64 // bytes the chunks' candidate buffers hold
 	peakFrontier uint64
 	samples      []metrics.Sample
 }
@@ -382,6 +400,9 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	b.next = b.next[:0]
 	for lo := 0; lo < chunks; lo += batchChunks {
 		hi := min(lo+batchChunks, chunks)
+		if b.overBudget(hi - lo) {
+			return StopMemory, edge{}
+		}
 		winner := b.expandBatch(ctx, lo, hi)
 		if ctx.Err() != nil {
 			return StopCancelled, edge{}
@@ -447,11 +468,16 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 	}
 	work(&b.exps[0], true)
 	wg.Wait()
-	var front uint64
+	var front, used uint64
 	for k := range b.outs {
-		front += uint64(cap(b.outs[k].keys)) + uint64(cap(b.outs[k].cands))*candSize +
-			uint64(cap(b.outs[k].states))*uint64(unsafe.Sizeof(model.State{}))
+		used += uint64(len(b.outs[k].keys)) + uint64(len(b.outs[k].cands))*candSize +
+			uint64(len(b.outs[k].states))*uint64(unsafe.Sizeof(model.State{}))
 	}
+	for _, out := range b.outs[:cap(b.outs)] {
+		front += uint64(cap(out.keys)) + uint64(cap(out.cands))*candSize +
+			uint64(cap(out.states))*uint64(unsafe.Sizeof(model.State{}))
+	}
+	b.chunkUse, b.outsCap = used/uint64(hi-lo), front
 	for _, p := range b.packs {
 		front += uint64(cap(p))
 	}
@@ -606,6 +632,7 @@ func (b *bfs) merge() {
 	}
 	insert(0)
 	wg.Wait()
+	fresh := len(b.next)
 	for k := range b.outs {
 		out := &b.outs[k]
 		for _, c := range out.cands {
@@ -617,10 +644,58 @@ func (b *bfs) merge() {
 			}
 		}
 	}
+	b.lastFresh = uint64(len(b.next) - fresh)
 	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")
 	}
 	b.sampleHeap()
+}
+
+// overBudget samples the heap and reports whether it, with what the next
+// batch, of n chunks, may allocate at once, reaches opt.MaxMemory.
+func (b *bfs) overBudget(n int) bool {
+	budget := b.opt.MaxMemory
+	if budget == 0 {
+		return false
+	}
+	b.sampleHeap()
+	if b.heap+b.batchGrowth(n) < budget {
+		return false
+	}
+	if b.heap < b.gcHeap+budget/16 {
+		return true // collected lately: what is there is live
+	}
+	runtime.GC() // the sample counts garbage not yet collected
+	b.sampleHeap()
+	b.gcHeap = b.heap
+	return b.heap+b.batchGrowth(n) >= budget
+}
+
+// batchGrowth estimates the big allocations the next batch, of n chunks,
+// may make: its chunks' candidate buffers, if n chunks as full as the
+// last batch's (twice, for append's doubling) outgrow them; the tables of
+// the visited set's parts that would double and the next level's offsets
+// if they outgrow their capacity, supposing the batch finds twice as many
+// new states as the last one (at least a batch's worth of states); and a
+// new arena chunk per part.
+func (b *bfs) batchGrowth(n int) uint64 {
+	fresh := 2 * max(b.lastFresh, batchChunks*chunkStates)
+	var g uint64
+	if need := 2 * uint64(n) * b.chunkUse; need > b.outsCap {
+		g += need - b.outsCap
+	}
+	for _, p := range b.seen.parts {
+		if (p.n+fresh/setParts*2+1)*4 > uint64(len(p.table))*3 {
+			g += uint64(len(p.table)) * 2 * 8
+		}
+	}
+	if n := uint64(len(b.next)) + fresh; n > uint64(cap(b.next)) {
+		g += n * 8 * 5 / 4
+	}
+	if !b.opt.HashCompact {
+		g += setParts << arenaChunkBits
+	}
+	return g + (2 << arenaChunkBits) + fresh*6 // the frontier arena, the parent links
 }
 
 // tick reports progress when it is due; only the leading goroutine calls it.
@@ -651,6 +726,7 @@ func (b *bfs) sampleHeap() {
 			h += s.Value.Uint64()
 		}
 	}
+	b.heap = h
 	b.peakHeap = max(b.peakHeap, h)
 }
 

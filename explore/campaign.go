@@ -224,6 +224,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store a 64-bit hash per state (the chance of a missed state is reported)")
 	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
+	maxMemory := fs.String("max-memory", checker.FormatSize(checker.DefaultMemoryBudget()),
+		"bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
@@ -231,6 +233,10 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	memBudget, err := checker.ParseSize(*maxMemory)
+	if err != nil {
+		return 0, usagef("--max-memory: %v", err)
 	}
 	if *name == "" {
 		return 0, usagef("--variant is required: name the variant to search (explore variants lists them)")
@@ -280,8 +286,11 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	complete := true
 	var howFar string // for a person: how far an incomplete search got
 	var reached checker.Coverage
+	cause := func() string { return stopCause(ctx) } // what ended an incomplete search, in words
+	var causeNote string                             // and more about it, for a person
 	if *mode == "bfs" {
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates,
+		summary["maxMemory"] = memBudget
+		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: memBudget,
 			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
 		meter.done()
@@ -292,6 +301,11 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		complete = bfsComplete(res)
 		howFar = bfsHowFar(res)
+		if res.Stopped == checker.StopMemory {
+			cause = func() string { return "memory budget" }
+			causeNote = fmt.Sprintf(" %s reached, peak heap %s", checker.FormatSize(memBudget),
+				checker.FormatSize(res.PeakHeapBytes))
+		}
 		if !*jsonOut {
 			printBFS(stdout, res, v)
 		}
@@ -322,7 +336,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		code := exitOK
 		if !complete {
 			code = exitIncomplete
-			summary["stopped"] = stopCause(ctx)
+			summary["stopped"] = cause()
 		}
 		// A search that never reached what the verdict depends on shows
 		// nothing: it is no pass.
@@ -335,8 +349,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			return code, writeJSON(stdout, summary)
 		}
 		if !complete {
-			fmt.Fprintf(stdout, "%s: incomplete: %s in %s (%s); no violation found so far\n", v.Name, howFar,
-				elapsed.Round(time.Millisecond), stopCause(ctx))
+			fmt.Fprintf(stdout, "%s: incomplete: %s in %s (%s%s); no violation found so far\n", v.Name, howFar,
+				elapsed.Round(time.Millisecond), cause(), causeNote)
 			return code, nil
 		}
 		if vacuous != 0 {
@@ -381,11 +395,13 @@ var stopMeaning = map[string]string{
 	checker.StopViolation: "at the first level with a violation",
 	checker.StopMaxStates: "at the state limit: incomplete",
 	checker.StopCancelled: "stopped early: incomplete",
+	checker.StopMemory:    "at the memory budget (--max-memory): incomplete",
 }
 
 // bfsComplete reports whether a BFS with no violation did what it was
 // asked: it exhausted the state space within the bounds (--depth is one
-// of them). Stopping at --max-states or on a cancellation is incomplete.
+// of them). Stopping at --max-states, at the memory budget
+// (--max-memory) or on a cancellation is incomplete.
 func bfsComplete(res checker.BFSResult) bool {
 	switch res.Stopped {
 	case checker.StopComplete, checker.StopDepth, checker.StopViolation:
@@ -432,6 +448,10 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
 	if res.HashCompact {
 		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
+	}
+	if res.Stopped == checker.StopMemory {
+		fmt.Fprintf(w, "memory: peak heap %s, %s stored; --hash-compact stores less a state, --shard splits the search\n",
+			checker.FormatSize(res.PeakHeapBytes), checker.FormatSize(res.StoredBytes))
 	}
 	if len(res.ViolatedIDs) > 0 {
 		fmt.Fprintf(w, "violated on some transition: %s\n", strings.Join(res.ViolatedIDs, ", "))

@@ -1,0 +1,55 @@
+package explore
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestSearchMemoryBudget: a BFS of the default configuration that needs
+// more than --max-memory stops cleanly at the budget: incomplete (exit 3),
+// saying so and how far it got; --json says "memory" and the budget.
+func TestSearchMemoryBudget(t *testing.T) {
+	args := []string{"search", "--variant", "reference", "--mode", "bfs", "--max-memory", "64MiB", "--quiet", "--out", t.TempDir()}
+	code, stdout, _ := explore(t, args...)
+	if code != exitIncomplete || !strings.Contains(stdout, "incomplete") || !strings.Contains(stdout, "memory budget 64MiB") ||
+		!strings.Contains(stdout, "frontier") || strings.Contains(stdout, "state limit") {
+		t.Fatalf("exit %d, want 3, incomplete at the memory budget\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(args, "--json")...)
+	var e struct {
+		Complete  bool   `json:"complete"`
+		Stopped   string `json:"stopped"`
+		MaxMemory uint64 `json:"maxMemory"`
+		BFS       struct {
+			Stopped string `json:"stopped"`
+			States  uint64 `json:"states"`
+		} `json:"bfs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &e); err != nil || code != exitIncomplete || e.Complete ||
+		e.BFS.Stopped != "memory" || e.Stopped != "memory budget" || e.MaxMemory != 64<<20 || e.BFS.States == 0 {
+		t.Fatalf("--json: exit %d, %v, %+v\n%s", code, err, e, stdout)
+	}
+}
+
+// TestSearchMaxMemoryFlag: a size that is none is a usage error naming the
+// flag; 0 (no limit) and sizes in any unit are taken; --help shows the
+// default budget.
+func TestSearchMaxMemoryFlag(t *testing.T) {
+	for _, bad := range []string{"bogus", "12 parsecs", "-1"} {
+		code, stdout, stderr := explore(t, "search", "--variant", "reference", "--max-memory", bad)
+		if code != 2 || !strings.Contains(stderr, "--max-memory") || stdout != "" {
+			t.Errorf("--max-memory %q: exit %d, stderr %q", bad, code, stderr)
+		}
+	}
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--quiet", "--out", t.TempDir()}, tinyBFS...)
+	for _, ok := range []string{"0", "2G", "512MiB", "1000000000"} {
+		if code, stdout, stderr := explore(t, append(base, "--max-memory", ok)...); code != exitOK {
+			t.Errorf("--max-memory %s: exit %d\n%s%s", ok, code, stdout, stderr)
+		}
+	}
+	_, stdout, _ := explore(t, "search", "--help")
+	if !strings.Contains(stdout, "-max-memory") || !strings.Contains(stdout, "iB\")") {
+		t.Errorf("--help does not show --max-memory and its default\n%s", stdout)
+	}
+}
