@@ -36,6 +36,8 @@ func configFlags(fs interface {
 	fs.IntVar(&c.Forgeries, "forgeries", c.Forgeries, "writes with a token the worker made up")
 	fs.IntVar(&c.Skew, "skew", c.Skew, "largest worker clock offset, in ticks")
 	fs.IntVar(&c.SinkRestarts, "sink-restarts", c.SinkRestarts, "sink crash-and-restarts")
+	fs.IntVar(&c.Pause, "pause", c.Pause, "longest worker pause in ticks (0: any)")
+	fs.IntVar(&c.Delay, "delay", c.Delay, "largest message delay in ticks (0: any, an asynchronous network)")
 }
 
 func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {

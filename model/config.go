@@ -43,6 +43,10 @@ type Config struct {
 	// beyond the grant bound) is not the network's delay and does not hold
 	// time back.
 	Delay int `json:"delay,omitempty"`
+	// Pause, when positive, bounds a worker's pauses (GC, a descheduled
+	// process): no tick passes while a worker has been paused Pause ticks.
+	// 0 is any pause.
+	Pause int `json:"pause,omitempty"`
 }
 
 // DefaultConfig is the bounded configuration the campaign and the tests use.
@@ -75,5 +79,6 @@ func (c Config) Validate() error {
 		check("skew", c.Skew, 0, 30),
 		check("sinkRestarts", c.SinkRestarts, 0, 100),
 		check("delay", c.Delay, 0, 30),
+		check("pause", c.Pause, 0, 30),
 	)
 }

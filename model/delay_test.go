@@ -48,3 +48,36 @@ func TestDelayBoundsTheNetwork(t *testing.T) {
 		t.Error("delay 31 validated")
 	}
 }
+
+// TestPauseBoundsPauses: with Config.Pause, no tick is enabled while a
+// worker has been paused Pause ticks, and a worker still pauses.
+func TestPauseBoundsPauses(t *testing.T) {
+	for _, pause := range []int{1, 2} {
+		c := DefaultConfig()
+		c.Pause = pause
+		m, err := New(c, Design{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pausedTicks := 0
+		for seed := uint64(1); seed <= 200; seed++ {
+			walk(m, seed, 150, func(s *State, a Action) {
+				if a.Kind != Tick {
+					return
+				}
+				for w := 0; w < c.Workers; w++ {
+					wk := &s.Workers[w]
+					if wk.Paused {
+						pausedTicks++
+					}
+					if wk.Paused && int(wk.PausedFor) >= pause {
+						t.Fatalf("pause %d: a tick with worker %d paused %d ticks", pause, w, wk.PausedFor)
+					}
+				}
+			})
+		}
+		if pausedTicks == 0 {
+			t.Fatalf("pause %d: no tick passed while a worker was paused", pause)
+		}
+	}
+}

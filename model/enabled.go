@@ -142,13 +142,16 @@ func (m *Machine) ageCap() uint8 {
 }
 
 // overdue reports whether a message has been in flight Config.Delay ticks
-// and its receiver can take it: time cannot pass until it is delivered (or
-// lost).
+// and its receiver can take it, or a worker has been paused Config.Pause
+// ticks: time cannot pass until the message is delivered (or lost) and the
+// worker resumes (or crashes).
 func (m *Machine) overdue(s *State) bool {
-	if m.Config.Delay == 0 {
-		return false
+	for w := 0; w < m.Config.Workers && m.Config.Pause > 0; w++ {
+		if wk := &s.Workers[w]; wk.Paused && int(wk.PausedFor) >= m.Config.Pause {
+			return true
+		}
 	}
-	for i := 0; i < int(s.NMsgs); i++ {
+	for i := 0; i < int(s.NMsgs) && m.Config.Delay > 0; i++ {
 		if msg := &s.Msgs[i]; int(msg.Age) >= m.Config.Delay && m.deliverable(s, msg) {
 			return true
 		}

@@ -51,7 +51,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	nw, nr, nc := c.Workers, c.Resources, c.Replicas
 	for w := 0; w < nw; w++ {
 		wk := &s.Workers[w]
-		b = append(b, wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), byte(wk.Skew))
+		b = append(b, wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), wk.PausedFor, byte(wk.Skew))
 		b = wk.U.append(b)
 	}
 	for rep := 0; rep < nc; rep++ {

@@ -41,8 +41,11 @@ type Worker struct {
 	Grant   uint8 // ghost: which grant Token came from
 	Req     uint8 // sequence of the current acquire request
 	Paused  bool
-	Skew    int8 // the worker clock's offset from the coordinator's
-	U       Regs // the design's registers (U.T runs on the worker's clock)
+	// PausedFor is the ticks the worker has been paused (counted only
+	// under Config.Pause).
+	PausedFor uint8
+	Skew      int8 // the worker clock's offset from the coordinator's
+	U         Regs // the design's registers (U.T runs on the worker's clock)
 }
 
 // Coordinator is one coordinator replica. With one replica, it is the

@@ -182,7 +182,7 @@ func (st *stepper) do(a Action) {
 		wk.Paused = true
 		st.rec.emit(worker(w), history.Info, history.Pause, 0, nil)
 	case Resume:
-		wk.Paused = false
+		wk.Paused, wk.PausedFor = false, 0
 		st.rec.emit(worker(w), history.Info, history.Resume, 0, nil)
 	case Crash:
 		s.Crashes++
@@ -190,7 +190,7 @@ func (st *stepper) do(a Action) {
 		st.giveUp(w)
 		st.rec.emit(worker(w), history.Info, history.Crash, 0, nil)
 		wk.Inc++
-		wk.Paused = false
+		wk.Paused, wk.PausedFor = false, 0
 		st.rec.emit(worker(w), history.Info, history.Restart, 0, nil)
 	case Restart:
 		s.Restarts++
@@ -328,7 +328,11 @@ func (st *stepper) tick() {
 		countDown(&s.Sink.U[r].T)
 	}
 	for w := range s.Workers {
-		countDown(&s.Workers[w].U.T)
+		wk := &s.Workers[w]
+		countDown(&wk.U.T)
+		if wk.Paused && m.Config.Pause > 0 && int(wk.PausedFor) < m.Config.Pause {
+			wk.PausedFor++
+		}
 	}
 	for r := range s.Ghost {
 		g := &s.Ghost[r]
