@@ -27,7 +27,7 @@ const (
 	exitViolation = 1
 	exitUsage     = 2
 	// exitIncomplete: the search stopped before its budget was spent or its
-	// space exhausted (--time, --max-states, an interrupt) and found no
+	// space exhausted (--time, --max-states, --max-memory, an interrupt) and found no
 	// violation so far.
 	exitIncomplete = 3
 )
@@ -38,7 +38,7 @@ const exitStatuses = `exit status:
      as the spec expects, a search's whole budget done or its bounded space exhausted
   1  a violation (for the campaign: a verdict the spec does not expect)
   2  usage or input error (the message names the file, line and field at fault)
-  3  incomplete: stopped (--time, --max-states, Ctrl-C) before the budget was spent or
+  3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C) before the budget was spent or
      the space exhausted, with no violation found so far`
 
 // usageError marks a usage or input error (every verb error is one: exit
@@ -65,6 +65,7 @@ func init() {
 		{"replay", "FILE", "re-execute a history the model recorded and check it", runReplay},
 		{"check", "FILE|-", "check any history in the documented format (no model)", runCheck},
 		{"viz", "FILE [-o OUT.html] [--format html|mermaid]", "render a history as a timeline", runViz},
+		{"sweep", "--variant NAME --param P=LO..HI [--param Q=LO..HI] [flags]", "search a grid of a design's parameters and environment bounds; print the safe region, its rule, a heat map", runSweep},
 		{"merge", "FILE...", "combine the --json results of the jobs of a split search (--shard i/n)", runMerge},
 		{"real", "[--lease builtin|etcd|redis] [--db sqlite|postgres] [--sink atomic|check-then-write|max-token|none] [--schedule FILE]", "run real workers on a real lease service and sink and check the histories", runReal},
 	}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 // searchResult is what explore search --json prints: the input of merge.
@@ -36,7 +38,8 @@ type searchResult struct {
 }
 
 func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, jsonOut := flags("merge", "FILE...", "Combine the --json results of the jobs of one split search (explore search --shard i/n) into one verdict.", stdout)
+	fs, jsonOut := flags("merge", "FILE...", "Combine the --json results of the jobs of one split search or sweep (explore search|sweep --shard i/n) into one verdict.", stdout)
+	outDir := fs.String("out", "explore-out", "sweeps: folder for the merged heat map (OUT/sweep/VARIANT/heatmap.html, beside the jobs' counterexamples when they shared --out)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -44,6 +47,7 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		return 0, usagef("want the JSON results of every job (see --help)")
 	}
 	jobs := make([]searchResult, fs.NArg())
+	raws := make([][]byte, fs.NArg())
 	for i, path := range fs.Args() {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -53,7 +57,16 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			}
 			return 0, usageError{fileError{path, "cannot read: " + err.Error()}}
 		}
-		if err := json.Unmarshal(b, &jobs[i]); err != nil {
+		raws[i] = b
+	}
+	var kind struct {
+		Sweep bool `json:"sweep"`
+	}
+	if json.Unmarshal(raws[0], &kind) == nil && kind.Sweep {
+		return mergeSweeps(raws, fs.Args(), *outDir, *jsonOut, stdout)
+	}
+	for i, path := range fs.Args() {
+		if err := json.Unmarshal(raws[i], &jobs[i]); err != nil {
 			return 0, usageError{fileError{path, "not the JSON of explore search: " + err.Error()}}
 		}
 		if jobs[i].Mode == "bfs" && jobs[i].BFS == nil {
@@ -166,4 +179,66 @@ func sameSearch(jobs []searchResult, paths []string) error {
 		seen[j.Shard.I] = true
 	}
 	return nil
+}
+
+// mergeSweeps combines the jobs of a split sweep (explore sweep --shard
+// i/n): every point searched by exactly one job, the rules fitted on the
+// whole grid, one heat map.
+func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, stdout io.Writer) (int, error) {
+	jobs := make([]sweepResult, len(raws))
+	for i := range raws {
+		if err := json.Unmarshal(raws[i], &jobs[i]); err != nil || !jobs[i].Sweep {
+			return 0, usageError{fileError{paths[i], "not the JSON of explore sweep"}}
+		}
+	}
+	first := jobs[0]
+	n := max(first.Shard.N, 1)
+	if len(jobs) != n {
+		return 0, usagef("%d results for a sweep split into %d jobs", len(jobs), n)
+	}
+	seen := make([]bool, n)
+	merged := first
+	merged.Shard, merged.Grid.Cells, merged.Grid.Rules = checker.Shard{}, nil, map[string]string{}
+	for i, j := range jobs {
+		same := j.Variant == first.Variant && j.Config == first.Config && j.Budget == first.Budget &&
+			max(j.Shard.N, 1) == n && slices.Equal(j.Grid.X.Values, first.Grid.X.Values) && j.Grid.X.Name == first.Grid.X.Name &&
+			slices.Equal(j.Grid.Y.Values, first.Grid.Y.Values) && j.Grid.Y.Name == first.Grid.Y.Name &&
+			slices.Equal(j.Grid.Invariants, first.Grid.Invariants)
+		switch {
+		case !same:
+			return 0, usagef("%s: not a job of the same sweep as %s", paths[i], paths[0])
+		case seen[j.Shard.I]:
+			return 0, usagef("%s: job %d/%d given twice", paths[i], j.Shard.I, n)
+		}
+		seen[j.Shard.I] = true
+		merged.Complete = merged.Complete && j.Complete
+		merged.Grid.Cells = append(merged.Grid.Cells, j.Grid.Cells...)
+	}
+	g := &merged.Grid
+	pos := func(c viz.SweepCell) int {
+		return (slices.Index(g.Y.Values, c.Y)*len(g.X.Values)+slices.Index(g.X.Values, c.X))*len(g.Invariants) +
+			slices.Index(g.Invariants, c.Invariant)
+	}
+	slices.SortStableFunc(g.Cells, func(a, b viz.SweepCell) int { return pos(a) - pos(b) })
+	merged.Complete = merged.Complete && len(g.Cells) == len(g.X.Values)*len(g.Y.Values)*len(g.Invariants)
+	for _, inv := range g.Invariants {
+		g.Rules[inv] = fitRule(*g, inv)
+	}
+	page, err := writeHeatmap(filepath.Join(outDir, "sweep", merged.Variant), *g)
+	if err != nil {
+		return 0, err
+	}
+	code := exitOK
+	if !merged.Complete {
+		code = exitIncomplete
+	}
+	if jsonOut {
+		return code, writeJSON(stdout, merged)
+	}
+	printGrid(stdout, *g)
+	fmt.Fprintf(stdout, "\nheat map: %s (%d jobs)\n", page, n)
+	if !merged.Complete {
+		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(context.Background(), *g))
+	}
+	return code, nil
 }

@@ -2,34 +2,16 @@ package viz
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/internal/browser"
 )
-
-// chromium finds a Chromium to run headless. Debian's package "chromium"
-// installs /usr/bin/chromium.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (Debian package chromium); CI=true requires the browser test to run")
-	}
-	t.Skip("chromium is not installed (Debian package chromium): skipping the browser test")
-	return ""
-}
 
 var (
 	renderedAttr = regexp.MustCompile(`<body[^>]* data-violations-rendered="(\d+)"`)
@@ -40,7 +22,7 @@ var (
 // Chromium and checks, in the DOM after the page's script ran, that every
 // violation mark was laid out with a non-empty box.
 func TestBrowserRendersViolation(t *testing.T) {
-	bin := chromium(t)
+	bin := browser.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "violation.html")
 	html := render(t, load(t, "fencing-violation"), Options{Violations: fencingViolation})
@@ -53,7 +35,7 @@ func TestBrowserRendersViolation(t *testing.T) {
 		t.Fatalf("only %d violation marks in the page", marks)
 	}
 
-	dom := dumpDOM(t, bin, page, 1400)
+	dom := browser.DumpDOM(t, bin, page, 1400)
 	m := renderedAttr.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("the page's script did not run: no data-violations-rendered on <body>\n%.2000s", dom)
@@ -68,31 +50,13 @@ func TestBrowserRendersViolation(t *testing.T) {
 	}
 }
 
-// dumpDOM loads page in headless Chromium with a window width px wide and
-// returns the DOM after the page's script ran.
-func dumpDOM(t *testing.T, bin, page string, width int) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(filepath.Dir(page), "profile"), "--window-size="+strconv.Itoa(width)+",1000",
-		"--dump-dom", "file://"+page)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, errOut.String())
-	}
-	return out.String()
-}
-
 var tagsVisible = regexp.MustCompile(`<body[^>]* data-tags-visible="(\d+)/(\d+)"`)
 
 // TestBrowserViolatedColumnWithManyProcesses: with five workers (eight
 // lanes, wider than the window) the violated column stays wholly on
 // screen in windows 1400 and 1900 px wide.
 func TestBrowserViolatedColumnWithManyProcesses(t *testing.T) {
-	bin := chromium(t)
+	bin := browser.Chromium(t)
 	dir := t.TempDir()
 	h := load(t, "fencing-violation")
 	for i, w := range []string{"w3", "w4", "w5"} {
@@ -110,7 +74,7 @@ func TestBrowserViolatedColumnWithManyProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, width := range []int{1400, 1900} {
-		m := tagsVisible.FindStringSubmatch(dumpDOM(t, bin, page, width))
+		m := tagsVisible.FindStringSubmatch(browser.DumpDOM(t, bin, page, width))
 		if m == nil {
 			t.Fatalf("%d px: the page's script did not run", width)
 		}

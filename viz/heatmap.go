@@ -13,26 +13,27 @@ import (
 // for every point of the grid and every invariant, the verdict found there.
 type SweepGrid struct {
 	// Variant names the design swept.
-	Variant string
+	Variant string `json:"variant"`
 	// X gives the columns and Y the rows. A 1-D sweep has a Y with an empty
 	// Name and a single value.
-	X, Y Axis
+	X Axis `json:"x"`
+	Y Axis `json:"y"`
 	// Invariants lists the invariant IDs, one heat map each, in this order.
-	Invariants []string
+	Invariants []string `json:"invariants"`
 	// Cells holds every (x, y, invariant) cell; a grid point with no cell
 	// is drawn blank.
-	Cells []SweepCell
+	Cells []SweepCell `json:"cells"`
 	// Rules maps an invariant ID to the boundary rule found on the grid, ""
 	// or absent for none; it is shown under that invariant's map.
-	Rules map[string]string
+	Rules map[string]string `json:"rules"`
 }
 
 // Axis is one swept integer parameter and its values, in display order.
 type Axis struct {
 	// Name is the parameter's name.
-	Name string
+	Name string `json:"name"`
 	// Values are the parameter values swept, distinct.
-	Values []int
+	Values []int `json:"values"`
 }
 
 // Verdicts a SweepCell may carry.
@@ -45,24 +46,25 @@ const (
 // SweepCell is the verdict for one invariant at one point of a sweep.
 type SweepCell struct {
 	// X and Y are the parameter values (not indexes) of the point.
-	X, Y int
+	X int `json:"x"`
+	Y int `json:"y"`
 	// Invariant is the invariant ID, one of SweepGrid.Invariants.
-	Invariant string
+	Invariant string `json:"invariant"`
 	// Verdict is VerdictSafe, VerdictViolated or VerdictIncomplete.
-	Verdict string
+	Verdict string `json:"verdict"`
 	// Proof, for a safe cell, is true if the search was exhaustive and false
 	// if the verdict rests only on a search budget.
-	Proof bool
+	Proof bool `json:"proof"`
 	// Length, for a violated cell, is the shortest counterexample's length
 	// in actions.
-	Length int
+	Length int `json:"length,omitempty"`
 	// Method is the search used: "bfs" or "random".
-	Method string
+	Method string `json:"method"`
 	// Link is the relative URL of the saved counterexample timeline
 	// (.html), "" if none; only a violated cell is linked.
-	Link string
+	Link string `json:"link,omitempty"`
 	// Detail is one line shown on hover (states explored, runs, ...).
-	Detail string
+	Detail string `json:"detail"`
 }
 
 // Heatmap writes g as one self-contained HTML page (no external resources):

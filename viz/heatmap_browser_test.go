@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/browser"
 )
 
 var (
@@ -18,7 +20,7 @@ var (
 // in the DOM after the page's script ran, that every cell was laid out with
 // a non-empty box and that a violated cell links to its timeline.
 func TestBrowserRendersHeatmap(t *testing.T) {
-	bin := chromium(t)
+	bin := browser.Chromium(t)
 	dir := t.TempDir()
 	g := sweepGrid()
 	g.Cells[1].Link = "timeline.html" // fencing, workers=2, ttl=10: violated
@@ -38,7 +40,7 @@ func TestBrowserRendersHeatmap(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dom := dumpDOM(t, bin, page, 1400)
+	dom := browser.DumpDOM(t, bin, page, 1400)
 	m := cellsRenderedAttr.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("the page's script did not run: no data-cells-rendered on <body>\n%.2000s", dom)

@@ -1,0 +1,508 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
+)
+
+// axis is one swept parameter: a design's (spec.Param) or the
+// environment's (a model.Config field by its JSON name: ttl, skew, delay,
+// ...).
+type axis struct {
+	name   string
+	env    bool
+	values []int
+}
+
+// paramList collects repeated --param flags.
+type paramList []string
+
+func (p *paramList) String() string     { return strings.Join(*p, " ") }
+func (p *paramList) Set(s string) error { *p = append(*p, s); return nil }
+
+// sweepResult is what explore sweep --json prints, and what merge combines
+// from the jobs of a split sweep.
+type sweepResult struct {
+	Sweep    bool          `json:"sweep"`
+	Variant  string        `json:"variant"`
+	Config   model.Config  `json:"config"`
+	Shard    checker.Shard `json:"shard"`
+	Budget   sweepBudget   `json:"budget"`
+	Complete bool          `json:"complete"`
+	Grid     viz.SweepGrid `json:"grid"`
+}
+
+// sweepBudget is what each point of a sweep may spend.
+type sweepBudget struct {
+	MaxStates uint64 `json:"maxStates"` // BFS: states before it gives up on a proof
+	Depth     int    `json:"depth"`     // BFS: depth bound of the proof (0: none)
+	MaxMemory uint64 `json:"maxMemory"` // BFS: heap budget (0: none)
+	Runs      int    `json:"runs"`      // random search after an incomplete BFS
+	Steps     int    `json:"steps"`
+	Seed      uint64 `json:"seed"`
+}
+
+func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
+	fs, jsonOut := flags("sweep", "--variant NAME --param P=LO..HI [--param Q=LO..HI] [flags]",
+		"Search every point of a grid of a design's parameters and the environment's bounds (ttl, skew, delay, ...): per point a BFS proof where it fits --max-states, a random search otherwise; print the grid per invariant, the boundary rule where one fits, and an HTML heat map.", stdout)
+	cfg := model.DefaultConfig()
+	configFlags(fs, &cfg)
+	name := fs.String("variant", "", "the design to sweep (explore variants lists them and their parameters)")
+	var params paramList
+	fs.Var(&params, "param", "NAME=LO..HI: a parameter to sweep (one or two); a design parameter or a config bound (ttl, skew, delay, ...)")
+	invFlag := fs.String("invariant", "", "comma-separated invariants to grid (default: the variant's headline, and fencing)")
+	maxStates := fs.Uint64("max-states", 300000, "per point: BFS states before giving up on a proof and searching at random")
+	depth := fs.Int("depth", 0, "per point: BFS depth bound (0: none), a bound of each proof")
+	runs := fs.Int("runs", 3000, "per point: random runs when the BFS did not finish")
+	steps := fs.Int("steps", 100, "actions per random run")
+	seed := fs.Uint64("seed", 1, "seed of the random searches")
+	shardFlag := fs.String("shard", "", "i/n: search only points i, i+n, ... of the grid; combine the jobs' --json with explore merge")
+	budget := fs.Duration("time", 0, "stop after this long (0: no limit); points not searched are incomplete (exit 3)")
+	maxMemory := fs.String("max-memory", checker.FormatSize(checker.DefaultMemoryBudget()),
+		"per point: the BFS gives up on a proof when the Go heap reaches this size (0: no limit)")
+	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
+	out := fs.String("out", "explore-out", "folder for the heat map and the counterexamples (OUT/sweep/VARIANT/)")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	if *name == "" {
+		return 0, usagef("--variant is required: name the design to sweep")
+	}
+	v, err := spec.LookupVariant(cat, *name)
+	if err != nil {
+		return 0, usagef("--variant: %v", err)
+	}
+	if len(params) == 0 || len(params) > 2 {
+		return 0, usagef("--param: want one or two parameters to sweep, got %d (variant %s has %s; config bounds: %s)",
+			len(params), v.Name, paramNames(v), strings.Join(configNames(), ", "))
+	}
+	var axes []axis
+	for _, p := range params {
+		a, err := parseAxis(p, v)
+		if err != nil {
+			return 0, usagef("--param %s: %v", p, err)
+		}
+		for _, b := range axes {
+			if b.name == a.name {
+				return 0, usagef("--param %s: swept twice", a.name)
+			}
+		}
+		axes = append(axes, a)
+	}
+	invs, err := sweepInvariants(*invFlag, v)
+	if err != nil {
+		return 0, usagef("--invariant: %v", err)
+	}
+	var shard checker.Shard
+	if *shardFlag != "" {
+		if _, err := fmt.Sscanf(*shardFlag, "%d/%d", &shard.I, &shard.N); err != nil || shard.N < 1 || shard.I < 0 || shard.I >= shard.N {
+			return 0, usagef("--shard %q: want i/n with 0 <= i < n", *shardFlag)
+		}
+	}
+	if *runs < 0 || *steps < 1 {
+		return 0, usagef("--runs must be >= 0 and --steps >= 1")
+	}
+	if len(axes) == 1 {
+		axes = append(axes, axis{values: []int{0}})
+	}
+	// Every point must be a valid config before anything runs.
+	for _, y := range axes[1].values {
+		for _, x := range axes[0].values {
+			if _, _, err := sweepPoint(v, cfg, axes, x, y); err != nil {
+				return 0, usageError{err}
+			}
+		}
+	}
+	if *budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *budget)
+		defer cancel()
+	}
+	memBudget, err := checker.ParseSize(*maxMemory)
+	if err != nil {
+		return 0, usagef("--max-memory: %v", err)
+	}
+	if *depth < 0 {
+		return 0, usagef("--depth must be >= 0")
+	}
+	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: memBudget, Runs: *runs, Steps: *steps, Seed: *seed}
+	dir := filepath.Join(*out, "sweep", v.Name)
+	grid := viz.SweepGrid{Variant: v.Name, X: viz.Axis{Name: axes[0].name, Values: axes[0].values},
+		Y: viz.Axis{Name: axes[1].name, Values: axes[1].values}, Invariants: invs, Rules: map[string]string{}}
+	meter := newMeter(envOf(ctx), *quiet)
+	points := len(axes[0].values) * len(axes[1].values)
+	start := time.Now()
+	k := 0
+	for _, y := range axes[1].values {
+		for _, x := range axes[0].values {
+			k++
+			if shard.N > 1 && (k-1)%shard.N != shard.I {
+				continue
+			}
+			meter.update(func(el time.Duration) string {
+				return fmt.Sprintf("point %d/%d (%s), %s", k, points, pointName(axes, x, y), el.Round(time.Second))
+			})
+			pv, pc, _ := sweepPoint(v, cfg, axes, x, y)
+			cells, err := searchPoint(ctx, pv, pc, invs, b, dir, cat)
+			if err != nil {
+				return 0, err
+			}
+			for i := range cells {
+				cells[i].X, cells[i].Y = x, y
+			}
+			grid.Cells = append(grid.Cells, cells...)
+		}
+	}
+	meter.done()
+	complete := ctx.Err() == nil
+	for _, c := range grid.Cells {
+		complete = complete && c.Verdict != viz.VerdictIncomplete
+	}
+	if shard.N <= 1 {
+		for _, inv := range invs {
+			grid.Rules[inv] = fitRule(grid, inv)
+		}
+	}
+	res := sweepResult{Sweep: true, Variant: v.Name, Config: cfg, Shard: shard, Budget: b, Complete: complete, Grid: grid}
+	page, err := writeHeatmap(dir, grid)
+	if err != nil {
+		return 0, err
+	}
+	code := exitOK
+	if !complete {
+		code = exitIncomplete
+	}
+	if *jsonOut {
+		return code, writeJSON(stdout, res)
+	}
+	printGrid(stdout, grid)
+	fmt.Fprintf(stdout, "\nheat map: %s (%s)\n", page, time.Since(start).Round(time.Millisecond))
+	if !complete {
+		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(ctx, grid))
+	}
+	return code, nil
+}
+
+// searchPoint searches one point of the grid: an exhaustive BFS within
+// b.MaxStates (a proof for every invariant it does not find violated), and
+// when that does not finish, a random search for the invariants not yet
+// found violated (their "safe" is then a budget's, not a proof).
+func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []string, b sweepBudget, dir string, cat []spec.Variant) ([]viz.SweepCell, error) {
+	m, err := v.Machine(cfg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	want := spec.SetOf(invs...)
+	res := checker.BFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
+		Symmetry: model.SymWorkers | model.SymResources})
+	cells := map[string]viz.SweepCell{}
+	for _, s := range res.Shortest {
+		if want&spec.SetOf(s.Invariant) == 0 {
+			continue
+		}
+		link, err := saveCell(dir, v, s.Invariant, s.Run, "bfs", cat)
+		if err != nil {
+			return nil, err
+		}
+		cells[s.Invariant] = viz.SweepCell{Invariant: s.Invariant, Verdict: viz.VerdictViolated, Length: s.Length, Method: "bfs",
+			Link: link, Detail: fmt.Sprintf("shortest counterexample (BFS, %d states)", res.States)}
+	}
+	vacuous := res.Reached.Missing(v.Scenes())
+	if bfsComplete(res) {
+		proof := fmt.Sprintf("proof: every reachable state (%d states, depth %d)", res.States, res.MaxDepth)
+		if res.Stopped == checker.StopDepth {
+			proof = fmt.Sprintf("proof within depth %d: every state that many actions deep (%d states)", b.Depth, res.States)
+		}
+		for _, inv := range invs {
+			if _, ok := cells[inv]; ok {
+				continue
+			}
+			c := viz.SweepCell{Invariant: inv, Verdict: viz.VerdictSafe, Proof: true, Method: "bfs",
+				Detail: proof}
+			if vacuous != 0 {
+				c = viz.SweepCell{Invariant: inv, Verdict: viz.VerdictIncomplete, Method: "bfs",
+					Detail: fmt.Sprintf("no violation in %d states, but the bound never reaches %s: no proof", res.States, vacuous)}
+			}
+			cells[inv] = c
+		}
+		return ordered(cells, invs), nil
+	}
+	bfsNote := fmt.Sprintf("BFS stopped at %d states (depth %d)", res.States, res.MaxDepth)
+	rest := want
+	for inv := range cells {
+		rest &^= spec.SetOf(inv)
+	}
+	reached := checker.Coverage{}
+	runsDone := 0
+	for rest != 0 && ctx.Err() == nil && b.Runs > 0 {
+		r := checker.RandomSearch(ctx, m, checker.SearchOptions{Seed: b.Seed, Runs: b.Runs, Steps: b.Steps, Stop: rest})
+		reached, runsDone = r.Reached, r.Runs
+		if r.Found == nil {
+			break
+		}
+		link, err := saveCell(dir, v, r.Found.Invariant, r.Found.Run, "random", cat)
+		if err != nil {
+			return nil, err
+		}
+		cells[r.Found.Invariant] = viz.SweepCell{Invariant: r.Found.Invariant, Verdict: viz.VerdictViolated,
+			Length: len(r.Found.Run.Actions), Method: "random", Link: link,
+			Detail: fmt.Sprintf("%s; random run %d, shrunk (not necessarily shortest)", bfsNote, r.Found.Index)}
+		rest &^= spec.SetOf(r.Found.Invariant)
+	}
+	for _, inv := range invs {
+		if _, ok := cells[inv]; ok {
+			continue
+		}
+		c := viz.SweepCell{Invariant: inv, Verdict: viz.VerdictSafe, Method: "random",
+			Detail: fmt.Sprintf("%s; no violation in %d random runs: a budget, not a proof", bfsNote, runsDone)}
+		if ctx.Err() != nil || runsDone < b.Runs || reached.Missing(v.Scenes()) != 0 {
+			c = viz.SweepCell{Invariant: inv, Verdict: viz.VerdictIncomplete, Method: "random",
+				Detail: fmt.Sprintf("%s; %d of %d random runs, stopped early or never reached %s", bfsNote, runsDone, b.Runs, v.Scenes())}
+		}
+		cells[inv] = c
+	}
+	return ordered(cells, invs), nil
+}
+
+func ordered(cells map[string]viz.SweepCell, invs []string) []viz.SweepCell {
+	out := make([]viz.SweepCell, 0, len(invs))
+	for _, inv := range invs {
+		out = append(out, cells[inv])
+	}
+	return out
+}
+
+// saveCell saves a cell's counterexample (history and timeline) and
+// returns the timeline's path relative to the heat map.
+func saveCell(dir string, v spec.Variant, inv string, run *model.Run, method string, cat []spec.Variant) (string, error) {
+	h := checker.Counterexample(v.Name, 0, run, fmt.Sprintf("%s violates %s (explore sweep, %s)", v.Name, inv, method))
+	base := strings.NewReplacer("@", "-", ",", "-", "=", "").Replace(v.Name) + "-" + inv
+	if _, err := save(dir, base, h, cat); err != nil {
+		return "", err
+	}
+	return base + ".html", nil
+}
+
+// writeHeatmap writes the grid's heat map into dir and returns its path.
+func writeHeatmap(dir string, g viz.SweepGrid) (string, error) {
+	var b bytes.Buffer
+	if err := viz.Heatmap(&b, g); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "heatmap.html")
+	return path, os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// sweepPoint is the variant and config at grid point (x, y).
+func sweepPoint(v spec.Variant, cfg model.Config, axes []axis, x, y int) (spec.Variant, model.Config, error) {
+	design := map[string]int{}
+	env := map[string]int{}
+	for i, a := range axes {
+		if a.name == "" {
+			continue
+		}
+		val := []int{x, y}[i]
+		if a.env {
+			env[a.name] = val
+		} else {
+			design[a.name] = val
+		}
+	}
+	if len(design) > 0 {
+		var err error
+		if v, err = v.With(design); err != nil {
+			return v, cfg, err
+		}
+	}
+	if len(env) > 0 {
+		var m map[string]any
+		raw, _ := json.Marshal(cfg)
+		_ = json.Unmarshal(raw, &m)
+		for k, val := range env {
+			m[k] = val
+		}
+		raw, _ = json.Marshal(m)
+		cfg = model.Config{}
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return v, cfg, err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return v, cfg, fmt.Errorf("point %s: %v", pointName(axes, x, y), err)
+	}
+	return v, cfg, nil
+}
+
+// configNames are the JSON names of model.Config's fields: the
+// environment bounds a sweep may take as parameters.
+func configNames() []string {
+	var m map[string]any
+	raw, _ := json.Marshal(model.Config{Delay: 1, Pause: 1, SinkRestarts: 1})
+	_ = json.Unmarshal(raw, &m)
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func paramNames(v spec.Variant) string {
+	if len(v.Params) == 0 {
+		return "no parameters of its own"
+	}
+	return "parameters " + strings.Join(v.ParamNames(), ", ")
+}
+
+// parseAxis parses NAME=LO..HI (or NAME=V) for variant v.
+func parseAxis(s string, v spec.Variant) (axis, error) {
+	k, r, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return axis{}, fmt.Errorf("want NAME=LO..HI")
+	}
+	loS, hiS, isRange := strings.Cut(r, "..")
+	if !isRange {
+		hiS = loS
+	}
+	lo, err1 := strconv.Atoi(loS)
+	hi, err2 := strconv.Atoi(hiS)
+	if err1 != nil || err2 != nil || lo > hi {
+		return axis{}, fmt.Errorf("range %q: want LO..HI with integers LO <= HI", r)
+	}
+	if hi-lo > 63 {
+		return axis{}, fmt.Errorf("range %q: at most 64 values", r)
+	}
+	a := axis{name: k}
+	if p, ok := v.Param(k); ok {
+		if lo < p.Min || hi > p.Max {
+			return axis{}, fmt.Errorf("%s's range is [%d, %d]", k, p.Min, p.Max)
+		}
+	} else {
+		found := false
+		for _, n := range configNames() {
+			found = found || n == k
+		}
+		if !found {
+			return axis{}, fmt.Errorf("unknown parameter %q (variant %s has %s; config bounds: %s)", k, v.Name, paramNames(v), strings.Join(configNames(), ", "))
+		}
+		a.env = true
+	}
+	for x := lo; x <= hi; x++ {
+		a.values = append(a.values, x)
+	}
+	return a, nil
+}
+
+// sweepInvariants is the --invariant list, or the variant's headline and
+// fencing.
+func sweepInvariants(flag string, v spec.Variant) ([]string, error) {
+	var ids []string
+	if flag == "" {
+		if h := v.Headline(); h != "" {
+			ids = append(ids, h)
+		}
+		if len(ids) == 0 || ids[0] != spec.Fencing {
+			ids = append(ids, spec.Fencing)
+		}
+		return ids, nil
+	}
+	for _, id := range strings.Split(flag, ",") {
+		if !spec.IsInvariant(id) {
+			return nil, fmt.Errorf("unknown invariant %q (see explore invariants)", id)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func pointName(axes []axis, x, y int) string {
+	s := fmt.Sprintf("%s=%d", axes[0].name, x)
+	if axes[1].name != "" {
+		s += fmt.Sprintf(" %s=%d", axes[1].name, y)
+	}
+	return s
+}
+
+// printGrid prints one table per invariant: ✗N violated (shortest
+// counterexample N actions; ~N from a random search), ✓ proven safe, ✓?
+// safe within a random budget, ? incomplete.
+func printGrid(w io.Writer, g viz.SweepGrid) {
+	for _, inv := range g.Invariants {
+		fmt.Fprintf(w, "%s on %s (✗N violated, N actions; ✓ proven; ✓? budget only; ? incomplete):\n", inv, g.Variant)
+		fmt.Fprintf(w, "%10s", g.Y.Name+`\`+g.X.Name)
+		for _, x := range g.X.Values {
+			fmt.Fprintf(w, "%6d", x)
+		}
+		fmt.Fprintln(w)
+		for _, y := range g.Y.Values {
+			if g.Y.Name != "" {
+				fmt.Fprintf(w, "%10d", y)
+			} else {
+				fmt.Fprintf(w, "%10s", "")
+			}
+			for _, x := range g.X.Values {
+				fmt.Fprintf(w, "%6s", cellText(g, x, y, inv))
+			}
+			fmt.Fprintln(w)
+		}
+		if r := g.Rules[inv]; r != "" {
+			fmt.Fprintf(w, "rule found on this grid: %s\n", r)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func cellText(g viz.SweepGrid, x, y int, inv string) string {
+	for _, c := range g.Cells {
+		if c.X != x || c.Y != y || c.Invariant != inv {
+			continue
+		}
+		switch {
+		case c.Verdict == viz.VerdictViolated && c.Method == "random":
+			return "✗~" + strconv.Itoa(c.Length)
+		case c.Verdict == viz.VerdictViolated:
+			return "✗" + strconv.Itoa(c.Length)
+		case c.Verdict == viz.VerdictSafe && c.Proof:
+			return "✓"
+		case c.Verdict == viz.VerdictSafe:
+			return "✓?"
+		}
+		return "?"
+	}
+	return "-" // another shard's point
+}
+
+func sweepHowFar(ctx context.Context, g viz.SweepGrid) string {
+	n := 0
+	for _, c := range g.Cells {
+		if c.Verdict == viz.VerdictIncomplete {
+			n++
+		}
+	}
+	total := len(g.X.Values) * len(g.Y.Values) * len(g.Invariants)
+	why := "a point's budget was too small, or its bound never reached what the verdict depends on"
+	if ctx.Err() != nil {
+		why = stopCause(ctx)
+	}
+	return fmt.Sprintf("%d of %d cells searched, %d of them incomplete (%s)", len(g.Cells), total, n, why)
+}

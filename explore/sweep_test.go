@@ -1,0 +1,215 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/internal/browser"
+	"github.com/fencecheck/fencecheck/viz"
+)
+
+// small is a bound at which every point of a restart sweep is searched in
+// well under a second.
+var small = []string{"--workers", "2", "--resources", "1", "--ops", "2", "--grants", "2", "--in-flight", "2",
+	"--drops", "0", "--dups", "0", "--crashes", "0", "--forgeries", "0", "--skew", "0", "--sink-restarts", "0",
+	"--max-states", "20000", "--runs", "300", "--quiet"}
+
+// TestSweepRestartGrace sweeps the restart grace period against ttl: a
+// grace period shorter than ttl lets a restarted coordinator grant a lease
+// its holder still counts on; the rule found is grace ≥ ttl, and every
+// violated cell links a saved counterexample that replays.
+func TestSweepRestartGrace(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..3", "--param", "ttl=1..2",
+		"--invariant", "exclusive-lease", "--out", dir, "--json"}, small...)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb, designs.All())
+	var res sweepResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("exit %d, not JSON: %v\n%s\n%s", code, err, out.String(), errb.String())
+	}
+	if len(res.Grid.Cells) != 8 {
+		t.Fatalf("%d cells, want 8", len(res.Grid.Cells))
+	}
+	for _, c := range res.Grid.Cells {
+		if wantBad := c.X < c.Y; wantBad != (c.Verdict == viz.VerdictViolated) {
+			t.Errorf("grace=%d ttl=%d: %s (%s), want violated=%v", c.X, c.Y, c.Verdict, c.Detail, wantBad)
+		}
+		if c.Verdict != viz.VerdictViolated {
+			continue
+		}
+		if c.Length == 0 || c.Link == "" || c.Method == "bfs" && !strings.HasPrefix(c.Detail, "shortest") {
+			t.Errorf("violated cell %+v: want a counterexample with a link", c)
+			continue
+		}
+		page := filepath.Join(dir, "sweep", "restart-no-grace", c.Link)
+		if _, err := os.Stat(page); err != nil {
+			t.Errorf("cell's timeline: %v", err)
+		}
+		hist := strings.TrimSuffix(page, ".html") + ".jsonl"
+		var rout, rerr bytes.Buffer
+		code := run(context.Background(), []string{"replay", hist}, &rout, &rerr, designs.All())
+		if code == exitUsage || !strings.Contains(rout.String(), "reproduces all") || !strings.Contains(rout.String(), "violated: exclusive-lease") {
+			t.Errorf("replay %s: exit %d, want the violation reproduced\n%s%s", hist, code, rout.String(), rerr.String())
+		}
+	}
+	if got := res.Grid.Rules["exclusive-lease"]; !strings.HasPrefix(got, "safe iff grace ≥ ttl") {
+		t.Errorf("rule %q, want safe iff grace ≥ ttl", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sweep", "restart-no-grace", "heatmap.html")); err != nil {
+		t.Errorf("heat map: %v", err)
+	}
+	// Safe cells here are within a budget only, so the run says so.
+	if code != exitOK && code != exitIncomplete {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// TestSweepBadInput: unknown variants, parameters, ranges and invariants
+// are usage errors naming the flag.
+func TestSweepBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--param", "grace=0..2"}, "--variant is required"},
+		{[]string{"--variant", "nope", "--param", "grace=0..2"}, "unknown variant"},
+		{[]string{"--variant", "restart-no-grace"}, "want one or two"},
+		{[]string{"--variant", "restart-no-grace", "--param", "bogus=0..2"}, "unknown parameter"},
+		{[]string{"--variant", "restart-no-grace", "--param", "grace=3..1"}, "LO <= HI"},
+		{[]string{"--variant", "restart-no-grace", "--param", "grace=-1..1"}, "range is"},
+		{[]string{"--variant", "restart-no-grace", "--param", "ttl=0..1"}, "ttl=0 out of range"},
+		{[]string{"--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "nope"}, "unknown invariant"},
+		{[]string{"--variant", "restart-no-grace", "--param", "grace=0..1", "--param", "grace=0..1"}, "swept twice"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"sweep"}, tc.args...), &out, &errb, designs.All())
+		if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestFitRule checks the rule finder against grids with a known boundary,
+// and that it states none where a cell is incomplete or no line separates.
+func TestFitRule(t *testing.T) {
+	grid := func(safe func(x, y int) bool) viz.SweepGrid {
+		g := viz.SweepGrid{X: viz.Axis{Name: "margin", Values: []int{0, 1, 2, 3, 4}}, Y: viz.Axis{Name: "skew", Values: []int{0, 1, 2}}}
+		for _, y := range g.Y.Values {
+			for _, x := range g.X.Values {
+				v := viz.VerdictViolated
+				if safe(x, y) {
+					v = viz.VerdictSafe
+				}
+				g.Cells = append(g.Cells, viz.SweepCell{X: x, Y: y, Invariant: "i", Verdict: v})
+			}
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		safe func(x, y int) bool
+		want string
+	}{
+		{func(x, y int) bool { return x >= y+1 }, "safe iff margin ≥ skew + 1 on this grid"},
+		{func(x, y int) bool { return x >= 2*y }, "safe iff margin ≥ 2·skew on this grid"},
+		{func(x, y int) bool { return y == 0 }, "safe iff skew ≤ 0 on this grid"},
+		{func(x, y int) bool { return true }, "safe at every point on this grid"},
+		{func(x, y int) bool { return false }, "violated at every point on this grid"},
+		{func(x, y int) bool { return (x+y)%2 == 0 }, ""},
+	} {
+		if got := fitRule(grid(tc.safe), "i"); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+	g := grid(func(x, y int) bool { return x > y })
+	g.Cells[3].Verdict = viz.VerdictIncomplete
+	if got := fitRule(g, "i"); got != "" {
+		t.Errorf("a grid with an incomplete cell got rule %q", got)
+	}
+}
+
+// TestSweepShardsMerge: a sweep split into two jobs and merged gives the
+// unsplit sweep's grid, cell for cell, and its rule.
+func TestSweepShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	base := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..2", "--param", "ttl=1..2",
+		"--invariant", "exclusive-lease", "--out", dir, "--json"}, small...)
+	sweep := func(extra ...string) []byte {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append(append([]string{}, base...), extra...), &out, &errb, designs.All()); code == exitUsage {
+			t.Fatalf("sweep %v: %s", extra, errb.String())
+		}
+		return out.Bytes()
+	}
+	var whole sweepResult
+	if err := json.Unmarshal(sweep(), &whole); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i, job := range [][]byte{sweep("--shard", "0/2"), sweep("--shard", "1/2")} {
+		p := filepath.Join(dir, "job"+string(rune('0'+i))+".json")
+		if err := os.WriteFile(p, job, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"merge", "--json", "--out", dir}, paths...), &out, &errb, designs.All())
+	var merged sweepResult
+	if err := json.Unmarshal(out.Bytes(), &merged); err != nil {
+		t.Fatalf("merge exit %d: %v\n%s%s", code, err, out.String(), errb.String())
+	}
+	if len(merged.Grid.Cells) != len(whole.Grid.Cells) {
+		t.Fatalf("merged %d cells, unsplit %d", len(merged.Grid.Cells), len(whole.Grid.Cells))
+	}
+	for i, c := range merged.Grid.Cells {
+		w := whole.Grid.Cells[i]
+		if c.X != w.X || c.Y != w.Y || c.Verdict != w.Verdict || c.Length != w.Length {
+			t.Errorf("cell %d: merged %+v, unsplit %+v", i, c, w)
+		}
+	}
+	if merged.Grid.Rules["exclusive-lease"] != whole.Grid.Rules["exclusive-lease"] || merged.Complete != whole.Complete {
+		t.Errorf("merged rule %q complete %v, unsplit %q %v", merged.Grid.Rules["exclusive-lease"], merged.Complete,
+			whole.Grid.Rules["exclusive-lease"], whole.Complete)
+	}
+	if code := run(context.Background(), []string{"merge", paths[0]}, &out, &errb, designs.All()); code != exitUsage {
+		t.Errorf("merging one job of two: exit %d, want 2", code)
+	}
+}
+
+// TestSweepHeatmapInBrowser loads the heat map a sweep generated in
+// headless Chromium: every cell is laid out, and a violated cell links
+// its counterexample's timeline, which exists beside the page.
+func TestSweepHeatmapInBrowser(t *testing.T) {
+	bin := browser.Chromium(t)
+	dir := t.TempDir()
+	args := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..2", "--param", "ttl=1..2",
+		"--invariant", "exclusive-lease", "--out", dir}, small...)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, &out, &errb, designs.All()); code == exitUsage {
+		t.Fatalf("sweep: %s", errb.String())
+	}
+	page := filepath.Join(dir, "sweep", "restart-no-grace", "heatmap.html")
+	dom := browser.DumpDOM(t, bin, page, 1400)
+	if m := regexp.MustCompile(`data-cells-rendered="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] != "6" {
+		t.Fatalf("cells rendered: %v, want 6", m)
+	}
+	link := regexp.MustCompile(`data-verdict="violated"[^>]*><a href="([^"]+)"`).FindStringSubmatch(dom)
+	if link == nil {
+		t.Fatalf("no violated cell linked to a timeline in the rendered page:\n%.3000s", dom)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(page), link[1])); err != nil {
+		t.Errorf("the linked timeline: %v", err)
+	}
+	timeline := browser.DumpDOM(t, bin, filepath.Join(filepath.Dir(page), link[1]), 1400)
+	if !strings.Contains(timeline, "exclusive-lease") {
+		t.Errorf("the linked timeline does not show exclusive-lease")
+	}
+}
