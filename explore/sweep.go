@@ -160,7 +160,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 				return fmt.Sprintf("point %d/%d (%s), %s", k, points, pointName(axes, x, y), el.Round(time.Second))
 			})
 			pv, pc, _ := sweepPoint(v, cfg, axes, x, y)
-			cells, err := searchPoint(ctx, pv, pc, invs, b, dir, cat)
+			cells, err := searchPoint(ctx, pv, pc, invs, b, filepath.Join(dir, pointFile(axes, x, y)), cat)
 			if err != nil {
 				return 0, err
 			}
@@ -204,7 +204,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 // b.MaxStates (a proof for every invariant it does not find violated), and
 // when that does not finish, a random search for the invariants not yet
 // found violated (their "safe" is then a budget's, not a proof).
-func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []string, b sweepBudget, dir string, cat []spec.Variant) ([]viz.SweepCell, error) {
+func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []string, b sweepBudget, prefix string, cat []spec.Variant) ([]viz.SweepCell, error) {
 	m, err := v.Machine(cfg)
 	if err != nil {
 		return nil, usageError{err}
@@ -217,7 +217,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		if want&spec.SetOf(s.Invariant) == 0 {
 			continue
 		}
-		link, err := saveCell(dir, v, s.Invariant, s.Run, "bfs", cat)
+		link, err := saveCell(prefix, v, s.Invariant, s.Run, "bfs", cat)
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +257,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		if r.Found == nil {
 			break
 		}
-		link, err := saveCell(dir, v, r.Found.Invariant, r.Found.Run, "random", cat)
+		link, err := saveCell(prefix, v, r.Found.Invariant, r.Found.Run, "random", cat)
 		if err != nil {
 			return nil, err
 		}
@@ -289,15 +289,25 @@ func ordered(cells map[string]viz.SweepCell, invs []string) []viz.SweepCell {
 	return out
 }
 
-// saveCell saves a cell's counterexample (history and timeline) and
-// returns the timeline's path relative to the heat map.
-func saveCell(dir string, v spec.Variant, inv string, run *model.Run, method string, cat []spec.Variant) (string, error) {
+// saveCell saves a cell's counterexample (history and timeline) as
+// prefix-INVARIANT and returns the timeline's path relative to the heat
+// map.
+func saveCell(prefix string, v spec.Variant, inv string, run *model.Run, method string, cat []spec.Variant) (string, error) {
 	h := checker.Counterexample(v.Name, 0, run, fmt.Sprintf("%s violates %s (explore sweep, %s)", v.Name, inv, method))
-	base := strings.NewReplacer("@", "-", ",", "-", "=", "").Replace(v.Name) + "-" + inv
-	if _, err := save(dir, base, h, cat); err != nil {
+	base := filepath.Base(prefix) + "-" + inv
+	if _, err := save(filepath.Dir(prefix), base, h, cat); err != nil {
 		return "", err
 	}
 	return base + ".html", nil
+}
+
+// pointFile names a grid point's files: margin2-skew1.
+func pointFile(axes []axis, x, y int) string {
+	s := fmt.Sprintf("%s%d", axes[0].name, x)
+	if axes[1].name != "" {
+		s += fmt.Sprintf("-%s%d", axes[1].name, y)
+	}
+	return s
 }
 
 // writeHeatmap writes the grid's heat map into dir and returns its path.

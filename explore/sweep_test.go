@@ -38,6 +38,17 @@ func TestSweepRestartGrace(t *testing.T) {
 	if len(res.Grid.Cells) != 8 {
 		t.Fatalf("%d cells, want 8", len(res.Grid.Cells))
 	}
+	links := map[string]bool{}
+	violated := 0
+	for _, c := range res.Grid.Cells {
+		if c.Verdict == viz.VerdictViolated {
+			violated++
+			links[c.Link] = true
+		}
+	}
+	if len(links) != violated {
+		t.Errorf("%d violated cells share %d timelines: each cell needs its own", violated, len(links))
+	}
 	for _, c := range res.Grid.Cells {
 		if wantBad := c.X < c.Y; wantBad != (c.Verdict == viz.VerdictViolated) {
 			t.Errorf("grace=%d ttl=%d: %s (%s), want violated=%v", c.X, c.Y, c.Verdict, c.Detail, wantBad)
