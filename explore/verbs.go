@@ -34,6 +34,8 @@ type variantRow struct {
 	Summary  string   `json:"summary"`
 	Violates []string `json:"violates"`
 	May      []string `json:"may,omitempty"`
+	// Params are the design's parameters (explore sweep --param, NAME@p=v).
+	Params []spec.Param `json:"params,omitempty"`
 }
 
 func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
@@ -43,7 +45,7 @@ func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	var rows []variantRow
 	for _, v := range cat {
-		rows = append(rows, variantRow{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs()})
+		rows = append(rows, variantRow{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs(), v.Params})
 	}
 	if *jsonOut {
 		return 0, writeJSON(stdout, map[string]any{"variants": rows})
@@ -75,6 +77,9 @@ func printVariants(w io.Writer, rows []variantRow) error {
 		lines = append(lines, wrap("expected to violate: "+exp, listWidth-nameW)...)
 		if len(r.May) > 0 {
 			lines = append(lines, wrap("may also violate: "+strings.Join(r.May, ", "), listWidth-nameW)...)
+		}
+		for _, p := range r.Params {
+			lines = append(lines, wrap(fmt.Sprintf("parameter %s=%d (%d..%d): %s", p.Name, p.Default, p.Min, p.Max, p.Doc), listWidth-nameW)...)
 		}
 		for j, l := range lines {
 			name := ""

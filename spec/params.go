@@ -9,10 +9,11 @@ import (
 // Param is one integer parameter of a design (a margin, a grace period, a
 // delay), with the range the design makes sense over.
 type Param struct {
-	Name     string // the parameter's name (explore sweep --param NAME=lo..hi)
-	Min, Max int    // the range of values At accepts
-	Default  int    // the value the catalogue's entry uses
-	Doc      string // one line on what it is
+	Name    string `json:"name"`    // the parameter's name (explore sweep --param NAME=lo..hi)
+	Min     int    `json:"min"`     // the range of values At accepts: Min..Max
+	Max     int    `json:"max"`     //
+	Default int    `json:"default"` // the value the catalogue's entry uses
+	Doc     string `json:"doc"`     // one line on what it is
 }
 
 // With returns the variant at the parameter values vals (by name; a name
