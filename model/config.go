@@ -44,8 +44,8 @@ type Config struct {
 	// time back.
 	Delay int `json:"delay,omitempty"`
 	// Pause, when positive, bounds a worker's pauses (GC, a descheduled
-	// process): no tick passes while a worker has been paused Pause ticks.
-	// 0 is any pause.
+	// process): no tick passes while a worker has been paused Pause ticks,
+	// pauses with no tick run between them counting as one. 0 is any pause.
 	Pause int `json:"pause,omitempty"`
 }
 

@@ -81,3 +81,29 @@ func TestPauseBoundsPauses(t *testing.T) {
 		}
 	}
 }
+
+// TestPausesInARowAreOnePause: a worker that resumes and pauses again with
+// no tick between gets no fresh pause budget, so it cannot stall longer
+// than Config.Pause in all.
+func TestPausesInARowAreOnePause(t *testing.T) {
+	c := DefaultConfig()
+	c.Pause = 1
+	m, err := New(c, Design{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := NewRun(m)
+	for _, a := range []Action{{Kind: Pause}, {Kind: Tick}, {Kind: Resume}, {Kind: Pause}} {
+		run.Do(a)
+	}
+	for _, a := range m.Enabled(&run.State, nil) {
+		if a.Kind == Tick {
+			t.Fatal("a tick is enabled after pause, tick, resume, pause: the second pause got a fresh budget")
+		}
+	}
+	run.Do(Action{Kind: Resume})
+	run.Do(Action{Kind: Tick})
+	if run.State.Workers[0].PausedFor != 0 {
+		t.Errorf("a tick with the worker running left PausedFor %d", run.State.Workers[0].PausedFor)
+	}
+}

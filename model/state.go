@@ -42,7 +42,8 @@ type Worker struct {
 	Req     uint8 // sequence of the current acquire request
 	Paused  bool
 	// PausedFor is the ticks the worker has been paused (counted only
-	// under Config.Pause).
+	// under Config.Pause) since a tick last passed with it running: pauses
+	// with no tick between them are one pause.
 	PausedFor uint8
 	Skew      int8 // the worker clock's offset from the coordinator's
 	U         Regs // the design's registers (U.T runs on the worker's clock)

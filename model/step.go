@@ -182,7 +182,7 @@ func (st *stepper) do(a Action) {
 		wk.Paused = true
 		st.rec.emit(worker(w), history.Info, history.Pause, 0, nil)
 	case Resume:
-		wk.Paused, wk.PausedFor = false, 0
+		wk.Paused = false // PausedFor runs on until a tick passes with the worker running
 		st.rec.emit(worker(w), history.Info, history.Resume, 0, nil)
 	case Crash:
 		s.Crashes++
@@ -330,7 +330,10 @@ func (st *stepper) tick() {
 	for w := range s.Workers {
 		wk := &s.Workers[w]
 		countDown(&wk.U.T)
-		if wk.Paused && m.Config.Pause > 0 && int(wk.PausedFor) < m.Config.Pause {
+		switch {
+		case !wk.Paused:
+			wk.PausedFor = 0
+		case m.Config.Pause > 0 && int(wk.PausedFor) < m.Config.Pause:
 			wk.PausedFor++
 		}
 	}
