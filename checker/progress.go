@@ -1,0 +1,427 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fencecheck/fencecheck/model"
+)
+
+// ProgressOptions configure a progress check (Progress).
+type ProgressOptions struct {
+	// Extra is how much the extended machine raises the config's Ops (per
+	// worker) and Grants (per resource), each capped at the model's limit;
+	// 0 means 2. The budgets of the original config run out: a state in
+	// which every worker has started all its operations can never commit,
+	// whatever the design, so fault-free continuations are judged in a
+	// machine with more of both.
+	Extra int
+	// MaxStates, when positive, bounds the states of each of the two
+	// explorations (the original machine's reachable states, and the
+	// extended machine's fault-free graph): a check cut short has no
+	// verdict (ProgressResult.Complete is false).
+	MaxStates uint64
+	// Fixpoint judges by the extended machine's whole fault-free graph and
+	// a backward fixpoint over it, instead of the default goal-directed
+	// search. Both are exact; the fixpoint stores every state and edge of
+	// that graph, which is large even at small bounds, and serves as the
+	// search's cross-check.
+	Fixpoint bool
+}
+
+// ProgressResult is the outcome of a progress check.
+type ProgressResult struct {
+	// States is the number of states reachable in the original machine
+	// (all actions, faults included); Extended the number of states of
+	// the extended machine's fault-free graph explored from them.
+	States   uint64
+	Extended uint64
+	// Complete tells that both explorations ended: only then do Stuck and
+	// Witness mean anything.
+	Complete bool
+	// Stuck is the number of reachable states from which no fault-free
+	// continuation (in the extended machine) reaches a state where every
+	// task is committed.
+	Stuck uint64
+	// Witness is a shortest path of the original machine from Init to a
+	// stuck state, nil if none is stuck (empty if the initial state is).
+	Witness []model.Action
+	// Err is why the check could not run (the extended machine could not
+	// be built); the rest is then zero.
+	Err error
+}
+
+// IsFault reports whether an action of kind k is a fault: something the
+// environment does to the protocol (lose, duplicate or forge a message,
+// crash, restart, pause a process, set a clock), not a step the protocol
+// itself or the passing of time takes. Resume is not a fault: it ends one.
+func IsFault(k model.Kind) bool {
+	switch k {
+	case model.Drop, model.Duplicate, model.Crash, model.Restart, model.SinkCrash,
+		model.Forge, model.SetClock, model.Pause:
+		return true
+	}
+	return false
+}
+
+// Committed reports whether every task of m has a result at the sink in s.
+func Committed(m *model.Machine, s *model.State) bool {
+	var seen [model.MaxResources]bool
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		if r := s.Sink.Results[i].Res; int(r) < len(seen) {
+			seen[r] = true
+		}
+	}
+	for r := 0; r < m.Config.Resources; r++ {
+		if !seen[r] {
+			return false
+		}
+	}
+	return true
+}
+
+// Extend returns the machine of m's design under m's config with Ops and
+// Grants raised by extra (capped at the model's limits). Every state of m
+// is a state of the extended machine: the two configs differ only in
+// budgets, which a state holds as counts spent so far (ExtendsState checks
+// a state).
+func Extend(m *model.Machine, extra int) (*model.Machine, error) {
+	c := m.Config
+	c.Ops = min(c.Ops+extra, 16)
+	c.Grants = min(c.Grants+extra, model.MaxGrants)
+	return model.New(c, m.Design)
+}
+
+// ExtendsState reports why state s of machine small is not a valid state
+// of machine big (nil if it is): the configs must agree but for larger
+// Ops and Grants, and s must spend no more than big's budgets.
+func ExtendsState(small, big *model.Machine, s *model.State) error {
+	a, b := small.Config, big.Config
+	if b.Ops < a.Ops || b.Grants < a.Grants {
+		return fmt.Errorf("progress: extended config lowers a budget (ops %d→%d, grants %d→%d)", a.Ops, b.Ops, a.Grants, b.Grants)
+	}
+	a.Ops, a.Grants = b.Ops, b.Grants
+	if a != b {
+		return fmt.Errorf("progress: configs differ beyond ops and grants: %+v vs %+v", small.Config, big.Config)
+	}
+	for w := 0; w < b.Workers; w++ {
+		if n := s.Workers[w].Ops; int(n) > b.Ops {
+			return fmt.Errorf("progress: worker %d started %d operations, more than the extended config's %d", w, n, b.Ops)
+		}
+	}
+	for r := 0; r < b.Resources; r++ {
+		if n := s.Ghost[r].Grants; int(n) > b.Grants {
+			return fmt.Errorf("progress: resource %d has %d grants, more than the extended config's %d", r, n, b.Grants)
+		}
+	}
+	return nil
+}
+
+// Progress checks AG EF committed on m: from every state reachable in m
+// (faults included, within the config's fault budgets), a state where
+// every task is committed is still reachable when no further fault occurs.
+// The continuations run in the extended machine (Extend, opt.Extra): m's
+// own operation and grant budgets would make every run that spent them
+// stuck. A design that is safe only because it rejects every write fails.
+//
+// It explores m's reachable states breadth first, then judges each in the
+// extended machine's fault-free graph: by default with a depth-first
+// search from it that tries protocol progress first (deliveries, writes,
+// acquires) and stops at a committed state, memoizing verdicts across
+// states (search); with opt.Fixpoint by the whole graph and a backward
+// fixpoint from its committed states (fixpoint). A state is stuck if no
+// committed state is reachable from it. Symmetry is not used: it is for
+// small bounds.
+func Progress(ctx context.Context, m *model.Machine, opt ProgressOptions) ProgressResult {
+	res, _ := progress(ctx, m, opt)
+	return res
+}
+
+// progressGraph is what a progress check computed: the original machine's
+// reachable states in discovery (breadth-first) order, and whether each
+// can reach a committed state fault-free in the extended machine big.
+type progressGraph struct {
+	big   *model.Machine
+	reach []model.State
+	ok    []bool
+}
+
+func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (ProgressResult, *progressGraph) {
+	var res ProgressResult
+	extra := opt.Extra
+	if extra <= 0 {
+		extra = 2
+	}
+	big, err := Extend(m, extra)
+	if err != nil {
+		res.Err = fmt.Errorf("progress: extended machine: %w", err)
+		return res, nil
+	}
+	over := func(n int) bool { return opt.MaxStates > 0 && uint64(n) > opt.MaxStates }
+	var buf []model.Action
+
+	// 1. The original machine's reachable states, with parent links.
+	type link struct {
+		parent uint32
+		act    model.Action
+	}
+	index := map[model.State]uint32{}
+	var reach []model.State
+	var parents []link
+	add := func(s model.State, l link) {
+		if _, ok := index[s]; !ok {
+			index[s] = uint32(len(reach))
+			reach = append(reach, s)
+			parents = append(parents, l)
+		}
+	}
+	add(m.Init(), link{})
+	for i := 0; i < len(reach); i++ {
+		if i%4096 == 0 && ctx.Err() != nil || over(len(reach)) {
+			res.States = uint64(len(reach))
+			return res, nil
+		}
+		s := reach[i]
+		buf = m.Enabled(&s, buf[:0])
+		for _, a := range buf {
+			t := s
+			m.Next(&t, a)
+			add(t, link{uint32(i), a})
+		}
+	}
+	res.States = uint64(len(reach))
+	if over(len(reach)) {
+		return res, nil
+	}
+
+	// 2. Which of them reach a committed state fault-free in the
+	// extended machine.
+	for i := range reach {
+		if err := ExtendsState(m, big, &reach[i]); err != nil {
+			res.Err = err
+			return res, nil
+		}
+	}
+	verdict := search
+	if opt.Fixpoint {
+		verdict = fixpoint
+	}
+	ok, n, done := verdict(ctx, big, reach, over)
+	res.Extended = uint64(n)
+	if !done {
+		return res, nil
+	}
+
+	// 3. The verdict on the original machine's states. Discovery order is
+	// breadth-first, so the first stuck state is a shallowest one.
+	g := &progressGraph{big: big, reach: reach, ok: ok}
+	first := -1
+	for i := range reach {
+		if !ok[i] {
+			res.Stuck++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if first >= 0 {
+		for i := first; i != 0; i = int(parents[i].parent) {
+			res.Witness = append(res.Witness, parents[i].act)
+		}
+		for a, b := 0, len(res.Witness)-1; a < b; a, b = a+1, b-1 {
+			res.Witness[a], res.Witness[b] = res.Witness[b], res.Witness[a]
+		}
+		if res.Witness == nil {
+			res.Witness = []model.Action{} // the initial state itself is stuck
+		}
+	}
+	res.Complete = true
+	return res, g
+}
+
+// fixpoint judges the reachable states by the extended machine's whole
+// fault-free graph from them, explored forward (goals not expanded), and a
+// backward fixpoint from its committed states over reversed edges. It
+// returns each state's verdict, the extended states explored, and whether
+// it ran to the end.
+func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over func(int) bool) ([]bool, int, bool) {
+	var buf []model.Action
+	// The fault-free graph, its edges kept as (from, to) pairs, sorted
+	// into predecessor lists below.
+	eindex := make(map[model.State]uint32, len(reach))
+	ext := make([]model.State, 0, len(reach))
+	for _, s := range reach {
+		if _, ok := eindex[s]; !ok {
+			eindex[s] = uint32(len(ext))
+			ext = append(ext, s)
+		}
+	}
+	var from, to []uint32
+	for i := 0; i < len(ext); i++ {
+		if i%4096 == 0 && ctx.Err() != nil || over(len(ext)) {
+			return nil, len(ext), false
+		}
+		s := ext[i]
+		if Committed(big, &s) {
+			continue // a goal: what follows it does not matter
+		}
+		buf = big.Enabled(&s, buf[:0])
+		for _, a := range buf {
+			if IsFault(a.Kind) {
+				continue
+			}
+			t := s
+			big.Next(&t, a)
+			j, ok := eindex[t]
+			if !ok {
+				j = uint32(len(ext))
+				eindex[t] = j
+				ext = append(ext, t)
+			}
+			from, to = append(from, uint32(i)), append(to, j)
+		}
+	}
+	if over(len(ext)) {
+		return nil, len(ext), false
+	}
+
+	// Reverse adjacency (compressed: the predecessors of state j are
+	// pred[start[j]:start[j+1]]), then the backward fixpoint from the
+	// committed states.
+	start := make([]uint32, len(ext)+1)
+	for _, j := range to {
+		start[j+1]++
+	}
+	for j := 1; j <= len(ext); j++ {
+		start[j] += start[j-1]
+	}
+	pred := make([]uint32, len(to))
+	fill := append([]uint32(nil), start[:len(ext)]...)
+	for k, j := range to {
+		pred[fill[j]] = from[k]
+		fill[j]++
+	}
+	from, to, fill = nil, nil, nil
+	good := make([]bool, len(ext))
+	var queue []uint32
+	for j := range ext {
+		if Committed(big, &ext[j]) {
+			good[j] = true
+			queue = append(queue, uint32(j))
+		}
+	}
+	for len(queue) > 0 {
+		j := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, p := range pred[start[j]:start[j+1]] {
+			if !good[p] {
+				good[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, len(ext), false
+	}
+	ok := make([]bool, len(reach))
+	for i := range reach {
+		ok[i] = good[eindex[reach[i]]]
+	}
+	return ok, len(ext), true
+}
+
+// progressRank orders a state's fault-free successors for the search:
+// what moves the protocol towards a commit first, time and giving up later,
+// operations that commit nothing last. It changes only the search's speed,
+// never its verdict.
+func progressRank(k model.Kind) int {
+	switch k {
+	case model.Deliver:
+		return 0
+	case model.Write:
+		return 1
+	case model.Acquire, model.Retry, model.Resume:
+		return 2
+	case model.Tick:
+		return 3
+	case model.Timeout:
+		return 4
+	}
+	return 5 // Read, Renew, Release
+}
+
+// search judges the reachable states by a depth-first search of the
+// extended machine's fault-free graph from each, stopping at a committed
+// state or a state already judged able to commit: then every state on the
+// search's path can commit. A search that ends without one has seen the
+// whole closure of its root, none of it able to commit: every state it
+// visited is stuck. Verdicts are kept across roots.
+func search(ctx context.Context, big *model.Machine, reach []model.State, over func(int) bool) ([]bool, int, bool) {
+	const good, bad = 1, 2
+	verdict := map[model.State]uint8{}
+	type frame struct {
+		succ []model.State
+		next int
+	}
+	var buf []model.Action
+	expand := func(s model.State) []model.State {
+		buf = big.Enabled(&s, buf[:0])
+		var out []model.State
+		for rank := 0; rank <= 5; rank++ {
+			for _, a := range buf {
+				if !IsFault(a.Kind) && progressRank(a.Kind) == rank {
+					t := s
+					big.Next(&t, a)
+					out = append(out, t)
+				}
+			}
+		}
+		return out
+	}
+	ok := make([]bool, len(reach))
+	var steps int
+	for i, root := range reach {
+		if v, seen := verdict[root]; seen {
+			ok[i] = v == good
+			continue
+		}
+		visited := map[model.State]bool{root: true}
+		path := []model.State{root}
+		var frames []frame
+		found := Committed(big, &root)
+		if !found {
+			frames = append(frames, frame{succ: expand(root)})
+		}
+		for !found && len(frames) > 0 {
+			if steps++; steps%4096 == 0 && ctx.Err() != nil || over(len(verdict)+len(visited)) {
+				return nil, len(verdict) + len(visited), false
+			}
+			f := &frames[len(frames)-1]
+			if f.next == len(f.succ) {
+				frames, path = frames[:len(frames)-1], path[:len(path)-1]
+				continue
+			}
+			t := f.succ[f.next]
+			f.next++
+			if v := verdict[t]; v == good || v == 0 && Committed(big, &t) {
+				path = append(path, t)
+				found = true
+			} else if v == 0 && !visited[t] {
+				visited[t] = true
+				path = append(path, t)
+				frames = append(frames, frame{succ: expand(t)})
+			}
+		}
+		if found {
+			for _, s := range path {
+				verdict[s] = good
+			}
+		} else {
+			for s := range visited {
+				verdict[s] = bad
+			}
+		}
+		ok[i] = found
+	}
+	return ok, len(verdict), true
+}

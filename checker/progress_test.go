@@ -1,0 +1,308 @@
+package checker
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/model"
+)
+
+// progressConfig is the small bound of the progress tests, without
+// faults (24,504 states; the bound with ops 2, grants 2 and a drop has
+// more than 400,000 without symmetry, beyond these tests' budget).
+var progressConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 2}
+
+// progressTiny is the bound of the cross-checks: one message in flight
+// and a drop (11,112 states).
+var progressTiny = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Drops: 1}
+
+// progressFaults is progressTiny with a crash and a forgery, for the
+// check that the extended machine takes the small one's states.
+var progressFaults = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1,
+	Drops: 1, Crashes: 1, Forgeries: 1}
+
+// progressStuck is the bound of the designs that cannot commit: a stuck
+// state's whole fault-free closure in the extended machine is explored,
+// which even here is large (2,368 states, one message in flight).
+var progressStuck = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1}
+
+// rejectAll is a design that is safe because its sink rejects every write.
+var rejectAll = model.Design{Check: func(model.SinkView, model.Msg) uint8 { return model.RepFenced }}
+
+// firstGrantOnly is a design whose sink takes writes of the first grant
+// only: from the initial state it commits, but a takeover before the first
+// write lands makes the task uncommittable.
+var firstGrantOnly = model.Design{Check: func(v model.SinkView, w model.Msg) uint8 {
+	if v.Fence > 1 {
+		return model.RepFenced
+	}
+	return model.RefCheck(v, w)
+}}
+
+// progressLimit keeps every search of these tests small.
+const progressLimit = 400_000
+
+// TestProgressReference: the reference design commits from every state
+// reachable without faults.
+func TestProgressReference(t *testing.T) {
+	m := newMachine(t, progressConfig, model.Design{})
+	r := Progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit})
+	t.Logf("reference: %d states, %d extended, %d stuck", r.States, r.Extended, r.Stuck)
+	if r.Err != nil || !r.Complete {
+		t.Fatalf("incomplete: %+v", r)
+	}
+	if r.Stuck != 0 || r.Witness != nil {
+		t.Fatalf("%d stuck states, witness %v", r.Stuck, r.Witness)
+	}
+}
+
+// replayStuck re-executes a witness from the initial state, every action
+// enabled, and checks that its last state has no committed task result and
+// that no fault-free continuation found by a plain search commits.
+func replayStuck(t *testing.T, m *model.Machine, w []model.Action, extra int) {
+	t.Helper()
+	run := model.NewRun(m)
+	for i, a := range w {
+		if !m.IsEnabled(&run.State, a) {
+			t.Fatalf("witness action %d (%v) is not enabled", i, a)
+		}
+		run.Do(a)
+	}
+	if Committed(m, &run.State) {
+		t.Fatalf("witness ends in a committed state")
+	}
+	big, err := Extend(m, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, complete := bruteCommits(big, run.State, progressLimit); !complete || ok {
+		t.Fatalf("witness's last state: commits %v (search complete %v)", ok, complete)
+	}
+}
+
+// TestProgressRejectAll: a sink that rejects every write is stuck
+// everywhere, the initial state included.
+func TestProgressRejectAll(t *testing.T) {
+	// Extra 1: with 2, the closure of these never-committing states
+	// exceeds the tests' budget; a sink that rejects everything commits
+	// under no budget.
+	m := newMachine(t, progressStuck, rejectAll)
+	r := Progress(context.Background(), m, ProgressOptions{Extra: 1, MaxStates: progressLimit})
+	t.Logf("reject-all: %d states, %d extended, %d stuck, witness of %d actions", r.States, r.Extended, r.Stuck, len(r.Witness))
+	if r.Err != nil || !r.Complete {
+		t.Fatalf("incomplete: %+v", r)
+	}
+	if r.Stuck == 0 || r.Stuck != r.States || r.Witness == nil {
+		t.Fatalf("%d of %d states stuck, witness %v", r.Stuck, r.States, r.Witness)
+	}
+	replayStuck(t, m, r.Witness, 1)
+}
+
+// TestProgressWitnessDeep: a design stuck only after a takeover gets a
+// non-empty shortest witness that replays to a stuck state.
+func TestProgressWitnessDeep(t *testing.T) {
+	m := newMachine(t, progressStuck, firstGrantOnly)
+	r := Progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit})
+	t.Logf("first-grant-only: %d states, %d extended, %d stuck, witness %v", r.States, r.Extended, r.Stuck, r.Witness)
+	if r.Err != nil || !r.Complete {
+		t.Fatalf("incomplete: %+v", r)
+	}
+	if r.Stuck == 0 || r.Stuck == r.States || len(r.Witness) == 0 {
+		t.Fatalf("%d of %d states stuck, witness %v", r.Stuck, r.States, r.Witness)
+	}
+	replayStuck(t, m, r.Witness, 2)
+	// Shortest: no shorter prefix of the run ends in a stuck state (every
+	// prefix's state is one the check judged able to commit).
+	_, g := progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit})
+	idx := map[model.State]int{}
+	for i, s := range g.reach {
+		idx[s] = i
+	}
+	run := model.NewRun(m)
+	for i, a := range r.Witness {
+		if j := idx[run.State]; !g.ok[j] {
+			t.Fatalf("prefix of %d actions already stuck", i)
+		}
+		run.Do(a)
+	}
+}
+
+// faultFree is the whitelist of the brute-force search, written apart from
+// IsFault.
+var faultFree = map[model.Kind]bool{model.Tick: true, model.Acquire: true, model.Retry: true, model.Renew: true,
+	model.Release: true, model.Write: true, model.Read: true, model.Timeout: true, model.Deliver: true, model.Resume: true}
+
+// bruteCommits searches big's fault-free graph from s for a state where
+// every task has a result; complete is false if it stored limit states.
+func bruteCommits(big *model.Machine, s model.State, limit int) (ok, complete bool) {
+	seen := map[model.State]bool{s: true}
+	stack := []model.State{s}
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := 0
+		for i := 0; i < int(u.Sink.NResults); i++ {
+			if int(u.Sink.Results[i].Res) < big.Config.Resources {
+				n |= 1 << u.Sink.Results[i].Res
+			}
+		}
+		if n == 1<<big.Config.Resources-1 {
+			return true, true
+		}
+		for _, a := range big.Enabled(&u, nil) {
+			if !faultFree[a.Kind] {
+				continue
+			}
+			v := u
+			big.Next(&v, a)
+			if !seen[v] {
+				if len(seen) >= limit {
+					return false, false
+				}
+				seen[v] = true
+				stack = append(stack, v)
+			}
+		}
+	}
+	return false, true
+}
+
+// TestProgressBruteForce: on a tiny bound with every fault kind, the
+// fixpoint's verdict on a sample of reachable states agrees with a plain
+// search from each, in an extended machine built apart.
+func TestProgressBruteForce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		d     model.Design
+		extra int
+	}{{"reference", model.Design{}, 2}, {"reject-all", rejectAll, 1}, {"first-grant-only", firstGrantOnly, 2}} {
+		m := newMachine(t, progressStuck, tc.d)
+		r, g := progress(context.Background(), m, ProgressOptions{Extra: tc.extra, MaxStates: progressLimit})
+		if r.Err != nil || !r.Complete {
+			t.Fatalf("%s: incomplete: %+v", tc.name, r)
+		}
+		c := progressStuck
+		c.Ops, c.Grants = c.Ops+tc.extra, c.Grants+tc.extra
+		big := newMachine(t, c, tc.d)
+		step := max(1, len(g.reach)/300)
+		var agree, stuck int
+		for i := 0; i < len(g.reach); i += step {
+			ok, complete := bruteCommits(big, g.reach[i], progressLimit)
+			if !complete {
+				t.Fatalf("%s: brute-force search from state %d incomplete", tc.name, i)
+			}
+			if ok != g.ok[i] {
+				t.Fatalf("%s: state %d: fixpoint says %v, brute force %v", tc.name, i, g.ok[i], ok)
+			}
+			agree++
+			if !ok {
+				stuck++
+			}
+		}
+		t.Logf("%s: %d states (%d stuck), %d extended; %d sampled agree (%d stuck)", tc.name, r.States, r.Stuck, r.Extended, agree, stuck)
+	}
+}
+
+// TestProgressExtendedValid: every state reachable in the small machine is
+// a state of the extended one, and there every fault-free step the small
+// machine takes is enabled and goes to the same state.
+func TestProgressExtendedValid(t *testing.T) {
+	m := newMachine(t, progressFaults, model.Design{})
+	r, g := progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit})
+	if g == nil {
+		t.Fatalf("incomplete: %+v", r)
+	}
+	var steps int
+	for i := range g.reach {
+		s := g.reach[i]
+		if err := ExtendsState(m, g.big, &s); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range m.Enabled(&s, nil) {
+			if IsFault(a.Kind) {
+				continue
+			}
+			if !g.big.IsEnabled(&s, a) {
+				t.Fatalf("state %d: %v enabled in the small machine only", i, a)
+			}
+			u, v := s, s
+			m.Next(&u, a)
+			g.big.Next(&v, a)
+			if u != v {
+				t.Fatalf("state %d: %v goes elsewhere in the extended machine", i, a)
+			}
+			steps++
+		}
+	}
+	bad := m.Config
+	bad.TTL++
+	other := newMachine(t, bad, model.Design{})
+	if ExtendsState(m, other, &g.reach[0]) == nil {
+		t.Fatal("a machine with another TTL taken for an extension")
+	}
+	t.Logf("%d states, %d fault-free steps agree", len(g.reach), steps)
+}
+
+// TestProgressReferenceLostAdvance pins a finding: with a drop the
+// reference design can get stuck. The coordinator sends the sink a
+// sequenced advance for an acquire and keeps the acquire waiting until the
+// sink answers; if the network loses the advance (and the worker has
+// given up on the acquire), nothing re-sends it without a further fault
+// (a coordinator restart), and every later acquire of the resource is
+// answered "held".
+func TestProgressReferenceLostAdvance(t *testing.T) {
+	m := newMachine(t, progressTiny, model.Design{})
+	r := Progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit})
+	t.Logf("reference with a drop: %d states, %d extended, %d stuck, witness %v", r.States, r.Extended, r.Stuck, r.Witness)
+	if r.Err != nil || !r.Complete || r.Stuck == 0 {
+		t.Fatalf("%+v", r)
+	}
+	replayStuck(t, m, r.Witness, 2)
+	last := r.Witness[len(r.Witness)-1]
+	if last.Kind != model.Drop || last.Msg.Kind != model.AdvanceReq {
+		t.Fatalf("witness ends with %v, not a lost advance", last)
+	}
+}
+
+// TestProgressFixpoint: the goal-directed search and the backward
+// fixpoint give every reachable state the same verdict (with Extra 1,
+// where budgets leave some states stuck in designs that otherwise commit).
+func TestProgressFixpoint(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    model.Design
+	}{{"reference", model.Design{}}, {"first-grant-only", firstGrantOnly}} {
+		m := newMachine(t, progressTiny, tc.d)
+		opt := ProgressOptions{Extra: 1, MaxStates: progressLimit}
+		rs, gs := progress(context.Background(), m, opt)
+		opt.Fixpoint = true
+		rf, gf := progress(context.Background(), m, opt)
+		if !rs.Complete || !rf.Complete {
+			t.Fatalf("%s: incomplete: %+v %+v", tc.name, rs, rf)
+		}
+		for i := range gs.ok {
+			if gs.ok[i] != gf.ok[i] {
+				t.Fatalf("%s: state %d: search %v, fixpoint %v", tc.name, i, gs.ok[i], gf.ok[i])
+			}
+		}
+		if rs.Stuck == 0 || !slices.Equal(rs.Witness, rf.Witness) {
+			t.Fatalf("%s: %d stuck, witnesses %v vs %v", tc.name, rs.Stuck, rs.Witness, rf.Witness)
+		}
+		t.Logf("%s, extra 1: %d states, %d stuck; search judged %d extended states, fixpoint explored %d", tc.name, rs.States, rs.Stuck, rs.Extended, rf.Extended)
+	}
+}
+
+// TestProgressMaxStates: a check cut short gives no verdict.
+func TestProgressMaxStates(t *testing.T) {
+	m := newMachine(t, progressStuck, rejectAll)
+	r := Progress(context.Background(), m, ProgressOptions{MaxStates: 50})
+	if r.Complete || r.Stuck != 0 || r.Witness != nil {
+		t.Fatalf("cut short but %+v", r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r := Progress(ctx, m, ProgressOptions{}); r.Complete {
+		t.Fatal("cancelled but complete")
+	}
+}
