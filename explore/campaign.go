@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -226,8 +227,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store a 64-bit hash per state (the chance of a missed state is reported)")
 	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
-	maxMemory := fs.String("max-memory", checker.FormatSize(checker.DefaultMemoryBudget()),
-		"bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
+	memBudget := memoryFlag(fs, "bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
@@ -235,10 +235,6 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	if fs.NArg() > 0 {
 		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
-	}
-	memBudget, err := checker.ParseSize(*maxMemory)
-	if err != nil {
-		return 0, usagef("--max-memory: %v", err)
 	}
 	if *name == "" {
 		return 0, usagef("--variant is required: name the variant to search (explore variants lists them)")
@@ -291,8 +287,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	cause := func() string { return stopCause(ctx) } // what ended an incomplete search, in words
 	var causeNote string                             // and more about it, for a person
 	if *mode == "bfs" {
-		summary["maxMemory"] = memBudget
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: memBudget,
+		summary["maxMemory"] = uint64(*memBudget)
+		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget),
 			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
 		meter.done()
@@ -305,7 +301,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		howFar = bfsHowFar(res)
 		if res.Stopped == checker.StopMemory {
 			cause = func() string { return "memory budget" }
-			causeNote = fmt.Sprintf(" %s reached, peak heap %s", checker.FormatSize(memBudget),
+			causeNote = fmt.Sprintf(" %s reached, peak heap %s", memBudget.String(),
 				checker.FormatSize(res.PeakHeapBytes))
 		}
 		if !*jsonOut {
@@ -468,4 +464,23 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Variant) {
 	fmt.Fprintf(w, "\ncounterexample, step by step (%d steps, %d events):\n", len(run.Actions), len(h.Events))
 	viz.Trace(w, run, checker.Highlights(h, cat))
+}
+
+// sizeFlag is a --max-memory value: a size in bytes (checker.ParseSize).
+type sizeFlag uint64
+
+func (f *sizeFlag) String() string { return checker.FormatSize(uint64(*f)) }
+
+func (f *sizeFlag) Set(s string) error {
+	n, err := checker.ParseSize(s)
+	*f = sizeFlag(n)
+	return err
+}
+
+// memoryFlag registers --max-memory, a heap budget defaulting to
+// checker.DefaultMemoryBudget.
+func memoryFlag(fs *flag.FlagSet, usage string) *sizeFlag {
+	f := sizeFlag(checker.DefaultMemoryBudget())
+	fs.Var(&f, "max-memory", usage)
+	return &f
 }

@@ -38,7 +38,7 @@ func TestSearchMemoryBudget(t *testing.T) {
 func TestSearchMaxMemoryFlag(t *testing.T) {
 	for _, bad := range []string{"bogus", "12 parsecs", "-1"} {
 		code, stdout, stderr := explore(t, "search", "--variant", "reference", "--max-memory", bad)
-		if code != 2 || !strings.Contains(stderr, "--max-memory") || stdout != "" {
+		if code != 2 || !strings.Contains(stderr, "-max-memory") || stdout != "" {
 			t.Errorf("--max-memory %q: exit %d, stderr %q", bad, code, stderr)
 		}
 	}
@@ -49,7 +49,7 @@ func TestSearchMaxMemoryFlag(t *testing.T) {
 		}
 	}
 	_, stdout, _ := explore(t, "search", "--help")
-	if !strings.Contains(stdout, "-max-memory") || !strings.Contains(stdout, "iB\")") {
+	if !strings.Contains(stdout, "-max-memory") || !strings.Contains(stdout, "iB)") {
 		t.Errorf("--help does not show --max-memory and its default\n%s", stdout)
 	}
 }

@@ -64,6 +64,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	name := fs.String("variant", "", "the design to sweep (explore variants lists them and their parameters)")
 	var params paramList
 	fs.Var(&params, "param", "NAME=LO..HI: a parameter to sweep (one or two); a design parameter or a config bound (ttl, skew, delay, ...)")
+	needsFlag := fs.String("needs", "", "comma-separated scenes a cell's verdict depends on (default: the variant's; see docs/sweep.md): a bound that reaches none of one leaves the cell incomplete")
 	invFlag := fs.String("invariant", "", "comma-separated invariants to grid (default: the variant's headline, and fencing)")
 	maxStates := fs.Uint64("max-states", 300000, "per point: BFS states before giving up on a proof and searching at random")
 	depth := fs.Int("depth", 0, "per point: BFS depth bound (0: none), a bound of each proof")
@@ -72,8 +73,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	seed := fs.Uint64("seed", 1, "seed of the random searches")
 	shardFlag := fs.String("shard", "", "i/n: search only points i, i+n, ... of the grid; combine the jobs' --json with explore merge")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); points not searched are incomplete (exit 3)")
-	maxMemory := fs.String("max-memory", checker.FormatSize(checker.DefaultMemoryBudget()),
-		"per point: the BFS gives up on a proof when the Go heap reaches this size (0: no limit)")
+	memBudget := memoryFlag(fs, "per point: the BFS gives up on a proof when the Go heap reaches this size (0: no limit)")
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the heat map and the counterexamples (OUT/sweep/VARIANT/)")
 	if err := parse(fs, args); err != nil {
@@ -106,6 +106,18 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		}
 		axes = append(axes, a)
 	}
+	if *needsFlag != "" {
+		var needs model.Scene
+		for _, n := range strings.Split(*needsFlag, ",") {
+			sc, err := model.ParseScene(n)
+			if err != nil {
+				return 0, usagef("--needs: %v", err)
+			}
+			needs |= sc
+		}
+		v.Needs = needs
+		v.At = withNeeds(v.At, needs)
+	}
 	invs, err := sweepInvariants(*invFlag, v)
 	if err != nil {
 		return 0, usagef("--invariant: %v", err)
@@ -135,14 +147,10 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		ctx, cancel = context.WithTimeout(ctx, *budget)
 		defer cancel()
 	}
-	memBudget, err := checker.ParseSize(*maxMemory)
-	if err != nil {
-		return 0, usagef("--max-memory: %v", err)
-	}
 	if *depth < 0 {
 		return 0, usagef("--depth must be >= 0")
 	}
-	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: memBudget, Runs: *runs, Steps: *steps, Seed: *seed}
+	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: uint64(*memBudget), Runs: *runs, Steps: *steps, Seed: *seed}
 	dir := filepath.Join(*out, "sweep", v.Name)
 	grid := viz.SweepGrid{Variant: v.Name, X: viz.Axis{Name: axes[0].name, Values: axes[0].values},
 		Y: viz.Axis{Name: axes[1].name, Values: axes[1].values}, Invariants: invs, Rules: map[string]string{}}
@@ -198,6 +206,18 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(ctx, grid))
 	}
 	return code, nil
+}
+
+// withNeeds makes a variant builder keep the scenes --needs set.
+func withNeeds(at func([]int) spec.Variant, needs model.Scene) func([]int) spec.Variant {
+	if at == nil {
+		return nil
+	}
+	return func(vals []int) spec.Variant {
+		v := at(vals)
+		v.Needs = needs
+		return v
+	}
 }
 
 // searchPoint searches one point of the grid: an exhaustive BFS within

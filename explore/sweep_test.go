@@ -224,3 +224,26 @@ func TestSweepHeatmapInBrowser(t *testing.T) {
 		t.Errorf("the linked timeline does not show exclusive-lease")
 	}
 }
+
+// TestDocsSweepCellsReplay: every counterexample behind a violated cell of
+// the worked examples in docs/sweep.md replays on the model event for event
+// and violates the invariant its file names.
+func TestDocsSweepCellsReplay(t *testing.T) {
+	files, _ := filepath.Glob("../docs/sweep/*/*.jsonl")
+	if len(files) < 10 {
+		t.Fatalf("%d counterexamples under docs/sweep, want the worked examples' (at least 10)", len(files))
+	}
+	for _, f := range files {
+		inv := ""
+		for _, id := range []string{"exclusive-lease", "fencing"} {
+			if strings.HasSuffix(f, "-"+id+".jsonl") {
+				inv = id
+			}
+		}
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"replay", f}, &out, &errb, designs.All())
+		if code == exitUsage || inv == "" || !strings.Contains(out.String(), "reproduces all") || !strings.Contains(out.String(), "violated: "+inv) {
+			t.Errorf("%s: exit %d\n%s%s", f, code, out.String(), errb.String())
+		}
+	}
+}
