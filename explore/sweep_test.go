@@ -247,3 +247,35 @@ func TestDocsSweepCellsReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepOneAxisEveryParameterisedDesign: a one-parameter sweep runs for
+// every built-in design with parameters and gives every cell a verdict.
+func TestSweepOneAxisEveryParameterisedDesign(t *testing.T) {
+	n := 0
+	for _, v := range designs.All() {
+		if len(v.Params) == 0 {
+			continue
+		}
+		n++
+		p := v.Params[0]
+		args := append([]string{"sweep", "--variant", v.Name, "--param", p.Name + "=0..1", "--out", t.TempDir(), "--json",
+			"--runs", "50", "--max-states", "2000", "--quiet"}, small[:len(small)-5]...)
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb, designs.All())
+		var res sweepResult
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil || code == exitUsage {
+			t.Fatalf("%s: exit %d, %v\n%s", v.Name, code, err, errb.String())
+		}
+		if want := 2 * len(res.Grid.Invariants); len(res.Grid.Cells) != want || res.Grid.Y.Name != "" {
+			t.Errorf("%s: %d cells on a 1-D grid, want %d", v.Name, len(res.Grid.Cells), want)
+		}
+		for _, c := range res.Grid.Cells {
+			if c.Verdict == "" || c.Method == "" {
+				t.Errorf("%s: cell without a verdict: %+v", v.Name, c)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d designs with parameters, want at least 3", n)
+	}
+}
