@@ -279,3 +279,20 @@ func TestSweepOneAxisEveryParameterisedDesign(t *testing.T) {
 		t.Errorf("%d designs with parameters, want at least 3", n)
 	}
 }
+
+// TestSweepCutShortIsIncomplete: a sweep stopped by --time before its
+// points are searched says incomplete and exits 3, in text and JSON.
+func TestSweepCutShortIsIncomplete(t *testing.T) {
+	base := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..3", "--param", "ttl=1..3",
+		"--time", "1ns", "--out", t.TempDir()}, small...)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), base, &out, &errb, designs.All()); code != exitIncomplete || !strings.Contains(out.String(), "incomplete:") {
+		t.Errorf("exit %d, want 3 and incomplete\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	code := run(context.Background(), append(base, "--json"), &out, &errb, designs.All())
+	var res sweepResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != exitIncomplete || res.Complete {
+		t.Errorf("--json: exit %d, complete %v, %v", code, res.Complete, err)
+	}
+}
