@@ -42,6 +42,12 @@ type BFSOptions struct {
 	// garbage collector's settings are left alone. The result holds the
 	// states stored so far (those of the batches merged).
 	MaxMemory uint64
+	// CompactAtBudget makes an exact search that meets MaxMemory switch to
+	// hash compaction instead of stopping: every stored state's key gives
+	// way to its 64-bit hash (BFSResult.CompactedAt says when), and the
+	// search goes on until the budget is met again. The result is then a
+	// hash-compact one, with the omission bound over every state.
+	CompactAtBudget bool
 	// Symmetry is the symmetry reduction: states that are renamings of one
 	// another are stored once.
 	Symmetry model.Symmetry
@@ -161,7 +167,11 @@ type BFSResult struct {
 	// reached got the same 64-bit hash, n(n-1)/2^65 for n states: only then
 	// can a state (and what only it leads to) be missed. It is 0 in exact
 	// mode.
-	HashCompact   bool    `json:"hashCompact"`
+	HashCompact bool `json:"hashCompact"`
+	// CompactedAt is the number of states stored when an exact search
+	// switched to hash compaction at its memory budget (CompactAtBudget);
+	// 0 if it did not.
+	CompactedAt   uint64  `json:"compactedAt,omitempty"`
 	OmissionBound float64 `json:"omissionBound"`
 	// Shard is the part of a split search this is (N = 0: unsplit); Shards
 	// how many results MergeResults merged into it.
@@ -281,6 +291,7 @@ type bfs struct {
 	peakHeap     uint64
 	heap         uint64 // the last sample
 	gcHeap       uint64 // the heap after the last forced collection
+	compactedAt  uint64 // states stored when the set switched to hash compaction
 	lastFresh    uint64 // new states of the last batch merged
 	chunkUse     uint64 // bytes of candidates a chunk of the last batch kept, on average
 	outsCap      uint64 // bytes the chunks' candidate buffers hold
@@ -400,7 +411,7 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	b.next = b.next[:0]
 	for lo := 0; lo < chunks; lo += batchChunks {
 		hi := min(lo+batchChunks, chunks)
-		if b.overBudget(hi - lo) {
+		if b.overBudget(hi-lo) && !b.compactAtBudget(hi-lo) {
 			return StopMemory, edge{}
 		}
 		winner := b.expandBatch(ctx, lo, hi)
@@ -671,6 +682,22 @@ func (b *bfs) overBudget(n int) bool {
 	return b.heap+b.batchGrowth(n) >= budget
 }
 
+// compactAtBudget switches an exact search that met its memory budget to
+// hash compaction, if the options allow it, and reports whether it is now
+// within the budget.
+func (b *bfs) compactAtBudget(n int) bool {
+	if b.opt.HashCompact || !b.opt.CompactAtBudget {
+		return false
+	}
+	b.compactedAt = b.seen.len()
+	b.seen.compact()
+	b.opt.HashCompact = true
+	runtime.GC()
+	b.sampleHeap()
+	b.gcHeap = b.heap
+	return b.heap+b.batchGrowth(n) < b.opt.MaxMemory
+}
+
 // batchGrowth estimates the big allocations the next batch, of n chunks,
 // may make: its chunks' candidate buffers, if n chunks as full as the
 // last batch's (twice, for append's doubling) outgrow them; the tables of
@@ -737,7 +764,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Shard: b.opt.Shard, Reached: b.reached}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)

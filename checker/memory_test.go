@@ -100,3 +100,31 @@ func TestMemoryBudgetFromMeminfoAndCgroup(t *testing.T) {
 		t.Errorf("DefaultMemoryBudget() = %d", b)
 	}
 }
+
+// TestBFSCompactAtBudget: an exact search given half the heap it needs
+// switches to hash compaction at the budget and finishes with the exact
+// search's states, levels, verdicts and shortest counterexamples; without
+// CompactAtBudget the same budget stops it.
+func TestBFSCompactAtBudget(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Design{})
+	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers}
+	exact := BFS(context.Background(), m, opt)
+	opt.MaxMemory = exact.PeakHeapBytes / 2
+	stopped := BFS(context.Background(), m, opt)
+	if stopped.Stopped != StopMemory {
+		t.Fatalf("exact search at half its peak heap (%d bytes): stopped %q, want memory", opt.MaxMemory, stopped.Stopped)
+	}
+	opt.CompactAtBudget = true
+	switched := BFS(context.Background(), m, opt)
+	if switched.Stopped != StopComplete || !switched.HashCompact || switched.CompactedAt == 0 || switched.CompactedAt >= switched.States {
+		t.Fatalf("with CompactAtBudget: stopped %q, hash-compact %v, compacted at %d of %d states",
+			switched.Stopped, switched.HashCompact, switched.CompactedAt, switched.States)
+	}
+	sameResult(t, "compact at budget", exact, switched)
+	if !reflect.DeepEqual(exact.Levels, switched.Levels) || exact.Transitions != switched.Transitions {
+		t.Fatalf("levels %v / %v, transitions %d / %d", exact.Levels, switched.Levels, exact.Transitions, switched.Transitions)
+	}
+	if switched.OmissionBound <= 0 {
+		t.Errorf("a switched search reports omission bound %g", switched.OmissionBound)
+	}
+}

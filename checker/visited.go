@@ -267,3 +267,17 @@ func (s *stateSet) bytes() uint64 {
 	}
 	return n
 }
+
+// compact turns an exact set into a hash-compact one: each key's hash
+// stays, the keys and their arenas go.
+func (s *stateSet) compact() {
+	for i, p := range s.parts {
+		c := newVisited(true, nil)
+		for _, e := range p.table {
+			if e != 0 {
+				c.insert(nil, hashKey(p.keys.key(e&offMask-1)))
+			}
+		}
+		s.parts[i], s.arenas[i] = c, arena{}
+	}
+}

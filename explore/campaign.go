@@ -228,6 +228,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
 	memBudget := memoryFlag(fs, "bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
+	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory, switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
@@ -288,7 +289,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	var causeNote string                             // and more about it, for a person
 	if *mode == "bfs" {
 		summary["maxMemory"] = uint64(*memBudget)
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget),
+		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
 			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
 		meter.done()
@@ -444,6 +445,9 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s (%s)\n",
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
+	if res.CompactedAt > 0 {
+		fmt.Fprintf(w, "switched to hash compaction at the memory budget, after %d states\n", res.CompactedAt)
+	}
 	if res.HashCompact {
 		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
 	}
