@@ -51,11 +51,11 @@ type ProgressResult struct {
 	Err error
 }
 
-// IsFault reports whether an action of kind k is a fault: something the
+// isFault reports whether an action of kind k is a fault: something the
 // environment does to the protocol (lose, duplicate or forge a message,
 // crash, restart, pause a process, set a clock), not a step the protocol
 // itself or the passing of time takes. Resume is not a fault: it ends one.
-func IsFault(k model.Kind) bool {
+func isFault(k model.Kind) bool {
 	switch k {
 	case model.Drop, model.Duplicate, model.Crash, model.Restart, model.SinkCrash,
 		model.Forge, model.SetClock, model.Pause:
@@ -64,8 +64,8 @@ func IsFault(k model.Kind) bool {
 	return false
 }
 
-// Committed reports whether every task of m has a result at the sink in s.
-func Committed(m *model.Machine, s *model.State) bool {
+// committed reports whether every task of m has a result at the sink in s.
+func committed(m *model.Machine, s *model.State) bool {
 	var seen [model.MaxResources]bool
 	for i := 0; i < int(s.Sink.NResults); i++ {
 		if r := s.Sink.Results[i].Res; int(r) < len(seen) {
@@ -80,22 +80,22 @@ func Committed(m *model.Machine, s *model.State) bool {
 	return true
 }
 
-// Extend returns the machine of m's design under m's config with Ops and
+// extend returns the machine of m's design under m's config with Ops and
 // Grants raised by extra (capped at the model's limits). Every state of m
 // is a state of the extended machine: the two configs differ only in
 // budgets, which a state holds as counts spent so far (ExtendsState checks
 // a state).
-func Extend(m *model.Machine, extra int) (*model.Machine, error) {
+func extend(m *model.Machine, extra int) (*model.Machine, error) {
 	c := m.Config
 	c.Ops = min(c.Ops+extra, 16)
 	c.Grants = min(c.Grants+extra, model.MaxGrants)
 	return model.New(c, m.Design)
 }
 
-// ExtendsState reports why state s of machine small is not a valid state
+// extendsState reports why state s of machine small is not a valid state
 // of machine big (nil if it is): the configs must agree but for larger
 // Ops and Grants, and s must spend no more than big's budgets.
-func ExtendsState(small, big *model.Machine, s *model.State) error {
+func extendsState(small, big *model.Machine, s *model.State) error {
 	a, b := small.Config, big.Config
 	if b.Ops < a.Ops || b.Grants < a.Grants {
 		return fmt.Errorf("progress: extended config lowers a budget (ops %d→%d, grants %d→%d)", a.Ops, b.Ops, a.Grants, b.Grants)
@@ -152,7 +152,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	if extra <= 0 {
 		extra = 2
 	}
-	big, err := Extend(m, extra)
+	big, err := extend(m, extra)
 	if err != nil {
 		res.Err = fmt.Errorf("progress: extended machine: %w", err)
 		return res, nil
@@ -197,7 +197,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	// 2. Which of them reach a committed state fault-free in the
 	// extended machine.
 	for i := range reach {
-		if err := ExtendsState(m, big, &reach[i]); err != nil {
+		if err := extendsState(m, big, &reach[i]); err != nil {
 			res.Err = err
 			return res, nil
 		}
@@ -262,12 +262,12 @@ func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over
 			return nil, len(ext), false
 		}
 		s := ext[i]
-		if Committed(big, &s) {
+		if committed(big, &s) {
 			continue // a goal: what follows it does not matter
 		}
 		buf = big.Enabled(&s, buf[:0])
 		for _, a := range buf {
-			if IsFault(a.Kind) {
+			if isFault(a.Kind) {
 				continue
 			}
 			t := s
@@ -305,7 +305,7 @@ func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over
 	good := make([]bool, len(ext))
 	var queue []uint32
 	for j := range ext {
-		if Committed(big, &ext[j]) {
+		if committed(big, &ext[j]) {
 			good[j] = true
 			queue = append(queue, uint32(j))
 		}
@@ -369,7 +369,7 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 		var out []model.State
 		for rank := 0; rank <= 5; rank++ {
 			for _, a := range buf {
-				if !IsFault(a.Kind) && progressRank(a.Kind) == rank {
+				if !isFault(a.Kind) && progressRank(a.Kind) == rank {
 					t := s
 					big.Next(&t, a)
 					out = append(out, t)
@@ -388,7 +388,7 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 		visited := map[model.State]bool{root: true}
 		path := []model.State{root}
 		var frames []frame
-		found := Committed(big, &root)
+		found := committed(big, &root)
 		if !found {
 			frames = append(frames, frame{succ: expand(root)})
 		}
@@ -403,7 +403,7 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 			}
 			t := f.succ[f.next]
 			f.next++
-			if v := verdict[t]; v == good || v == 0 && Committed(big, &t) {
+			if v := verdict[t]; v == good || v == 0 && committed(big, &t) {
 				path = append(path, t)
 				found = true
 			} else if v == 0 && !visited[t] {

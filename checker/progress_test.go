@@ -69,10 +69,10 @@ func replayStuck(t *testing.T, m *model.Machine, w []model.Action, extra int) {
 		}
 		run.Do(a)
 	}
-	if Committed(m, &run.State) {
+	if committed(m, &run.State) {
 		t.Fatalf("witness ends in a committed state")
 	}
-	big, err := Extend(m, extra)
+	big, err := extend(m, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,11 +216,11 @@ func TestProgressExtendedValid(t *testing.T) {
 	var steps int
 	for i := range g.reach {
 		s := g.reach[i]
-		if err := ExtendsState(m, g.big, &s); err != nil {
+		if err := extendsState(m, g.big, &s); err != nil {
 			t.Fatal(err)
 		}
 		for _, a := range m.Enabled(&s, nil) {
-			if IsFault(a.Kind) {
+			if isFault(a.Kind) {
 				continue
 			}
 			if !g.big.IsEnabled(&s, a) {
@@ -238,7 +238,7 @@ func TestProgressExtendedValid(t *testing.T) {
 	bad := m.Config
 	bad.TTL++
 	other := newMachine(t, bad, model.Design{})
-	if ExtendsState(m, other, &g.reach[0]) == nil {
+	if extendsState(m, other, &g.reach[0]) == nil {
 		t.Fatal("a machine with another TTL taken for an extension")
 	}
 	t.Logf("%d states, %d fault-free steps agree", len(g.reach), steps)
