@@ -62,6 +62,10 @@ func bitOf(id string) Set {
 //     resource (for its next grant, or a release) has moved the fence;
 //   - absolute-validity: the sink accepts a write from grant g at or after
 //     g's deadline.
+//
+// A forged write (its token is not its grant's) whose token some grant of r
+// carries is judged as that grant's write: no fence can tell a guessed
+// token from the holder's, and the model promises nothing about guessing.
 func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State) Set {
 	var v Set
 	g := &prev.Ghost[f.Res]
@@ -89,6 +93,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(RenewValidity)
 		}
 	case model.WriteAccepted:
+		f.Grant = writtenGrant(g, f)
 		if f.Grant < g.Observed {
 			v |= bitOf(Fencing)
 		}
@@ -104,6 +109,21 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	}
 	return v
+}
+
+// writtenGrant is the grant a write from grant f.Grant with token f.Token
+// is judged under: its own, unless the token is forged and is another
+// grant's.
+func writtenGrant(g *model.Ghost, f model.Fact) uint8 {
+	if g.Grant[f.Grant].Token == f.Token {
+		return f.Grant
+	}
+	for i := 1; i <= int(g.Grants); i++ {
+		if g.Grant[i].Token == f.Token {
+			return uint8(i)
+		}
+	}
+	return f.Grant
 }
 
 // mixedPayloads reports whether the sink holds two different payloads for
