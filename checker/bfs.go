@@ -51,6 +51,10 @@ type BFSOptions struct {
 	// Symmetry is the symmetry reduction: states that are renamings of one
 	// another are stored once.
 	Symmetry model.Symmetry
+	// Reduce leaves out the actions the reductions strike (model.Reduction:
+	// runs no longer, the same facts), so that the verdicts and the
+	// shortest counterexample lengths are a full search's.
+	Reduce model.Reduction
 	// HashCompact stores a 64-bit hash of each state instead of the state:
 	// a few bytes per state, at the price of a small probability that a
 	// state is wrongly taken for one already seen (BFSResult.OmissionBound).
@@ -513,7 +517,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			panic(err) // the arena holds what Pack wrote
 		}
 		parent := b.curStart + uint32(i)*b.curStride
-		e.acts = m.Enabled(s, e.acts[:0])
+		e.acts = m.Reduced(s, b.opt.Reduce, e.acts[:0])
 		for ai := range e.acts {
 			*t = *s
 			f := m.Next(t, e.acts[ai])

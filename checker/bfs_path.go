@@ -35,7 +35,7 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	canon.Canonical(&init, &rep)
 	keys := make([][]byte, len(acts))
 	for i, a := range acts {
-		buf = m.Enabled(&rep, buf[:0])
+		buf = m.Reduced(&rep, b.opt.Reduce, buf[:0])
 		next := rep
 		m.Next(&next, buf[a])
 		canon.Canonical(&next, &rep)

@@ -21,6 +21,9 @@ type Machine struct {
 	// shared: some resources share a fence or a counter (Design.FenceOf or
 	// CounterOf is not the identity), so resources are not interchangeable.
 	shared bool
+	// readsInert: the design left OnReply and Key to the reference, so a
+	// read changes nothing a later step reads (ReduceReads applies).
+	readsInert bool
 }
 
 // New returns the machine of design d under config c, or an error if the
@@ -29,7 +32,7 @@ func New(c Config, d Design) (*Machine, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Machine{Config: c, Design: d.withDefaults()}
+	m := &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
 	for r := uint8(0); r < uint8(c.Resources); r++ {
 		if f, k := m.Design.FenceOf(r), m.Design.CounterOf(r); f != r || k != r {
 			m.shared = true

@@ -1,0 +1,142 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// reductionCases are the bounds the reductions are compared on, for every
+// design: its own case (variantCase, which reaches its bug), the same with
+// a message loss and a duplication (dead replies to lose and duplicate),
+// and with a partially synchronous network and bounded pauses (where pauses
+// are not reduced) — each to a depth bound, which the reductions keep.
+func reductionCases(v spec.Variant) []struct {
+	c     model.Config
+	depth int
+} {
+	c, depth := variantCase(v)
+	faults := c
+	faults.Drops, faults.Dups = 1, 1
+	timed := c
+	timed.Delay, timed.Pause, timed.TTL = 1, 1, max(c.TTL, 2)
+	return []struct {
+		c     model.Config
+		depth int
+	}{{c, depth}, {faults, depth - 4}, {timed, depth - 4}}
+}
+
+// TestReductionsSound compares, for every built-in design on the bounds of
+// reductionCases, the search with every reduction (and on the design's own
+// case with each alone) with the full search: the same invariants violated, the same shortest
+// counterexample length for each, no more states, and every reduced
+// counterexample replays on the full machine.
+func TestReductionsSound(t *testing.T) {
+	reductions := []model.Reduction{model.ReducePauses, model.ReduceDeadReplies, model.ReduceReads, model.Reductions}
+	var full, reduced uint64
+	for _, v := range designs.All() {
+		for i, k := range reductionCases(v) {
+			m := newMachine(t, k.c, v.Design)
+			opt := BFSOptions{Exhaustive: true, MaxDepth: k.depth, Symmetry: model.SymWorkers | model.SymResources}
+			want := BFS(context.Background(), m, opt)
+			full += want.States
+			for _, r := range reductions {
+				if i > 0 && r != model.Reductions {
+					continue // each reduction alone on the design's own case
+				}
+				opt.Reduce = r
+				got := BFS(context.Background(), m, opt)
+				name := fmt.Sprintf("%s %+v depth %d reduce %d", v.Name, k.c, k.depth, r)
+				if got.Violated != want.Violated {
+					t.Fatalf("%s: violated %v, full search %v", name, got.ViolatedIDs, want.ViolatedIDs)
+				}
+				for i, s := range got.Shortest {
+					if s.Length != want.Shortest[i].Length {
+						t.Fatalf("%s: shortest %s %d actions, full search %d", name, s.Invariant, s.Length, want.Shortest[i].Length)
+					}
+					if _, judged, err := Replay(m, s.Run.Actions); err != nil || !judged.Has(s.Invariant) {
+						t.Fatalf("%s: the counterexample of %s does not replay: %v", name, s.Invariant, err)
+					}
+				}
+				if got.States > want.States {
+					t.Fatalf("%s: %d states, full search %d", name, got.States, want.States)
+				}
+				if r == model.Reductions {
+					reduced += got.States
+				}
+			}
+		}
+	}
+	t.Logf("%d states in full searches, %d reduced (%.2fx)", full, reduced, float64(full)/float64(reduced))
+}
+
+// TestReductionsSoundComplete compares complete searches (no depth bound)
+// of the reference with faults of every kind, the reduced against the
+// full one: the same verdicts and shortest lengths, fewer states.
+func TestReductionsSoundComplete(t *testing.T) {
+	for _, c := range []model.Config{
+		{Workers: 2, Resources: 1, Replicas: 2, TTL: 1, Ops: 1, Grants: 2, InFlight: 1, Dups: 1},
+		{Workers: 2, Resources: 2, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Drops: 1, Skew: 1},
+		{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 2, InFlight: 2, Delay: 1, Pause: 1, SinkRestarts: 1},
+	} {
+		m := newMachine(t, c, model.Design{})
+		opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers | model.SymResources}
+		want := BFS(context.Background(), m, opt)
+		opt.Reduce = model.Reductions
+		got := BFS(context.Background(), m, opt)
+		if !want.Complete || !got.Complete || got.Violated != want.Violated || len(got.Shortest) != len(want.Shortest) {
+			t.Fatalf("%+v: reduced %s %v, full %s %v", c, got.Stopped, got.ViolatedIDs, want.Stopped, want.ViolatedIDs)
+		}
+		for i, s := range got.Shortest {
+			if s.Length != want.Shortest[i].Length {
+				t.Fatalf("%+v: shortest %s %d, full %d", c, s.Invariant, s.Length, want.Shortest[i].Length)
+			}
+		}
+		if got.States >= want.States {
+			t.Fatalf("%+v: reduced %d states, full %d: nothing reduced", c, got.States, want.States)
+		}
+		t.Logf("%+v: %d states, reduced %d", c, want.States, got.States)
+	}
+}
+
+// TestForgeryOfAGrantedToken: a restart that loses a grant in progress
+// makes the sink's fence skip a number, so the "bigger than any grant"
+// forgery can be the token of the newest grant; the sink cannot tell it
+// from the holder's, and it is judged as that grant's write, not as a
+// stale one (the reduced search found this at depth 20, where the full
+// search never got within its memory).
+func TestForgeryOfAGrantedToken(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Dups: 1,
+		Crashes: 1, Restarts: 1, Forgeries: 1}
+	m := newMachine(t, c, model.Design{})
+	trace := []string{"acquire w=0 r=0 c=0", "retry w=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live",
+		"restart c=0", "tick", "tick", "deliver acquire-req w=0 r=0 inc=1 req=1 age=2 live",
+		"deliver advance-req w=0 r=0 req=1", "deliver advance-req w=0 r=0 req=2",
+		"deliver advance-rep w=0 r=0 tok=2 req=2", "tick", "tick",
+		"deliver acquire-rep w=0 r=0 inc=1 tok=2 req=1 g=1 code=1 live", "acquire w=1 r=0 c=0",
+		"deliver acquire-req w=1 r=0 inc=1 req=1 live", "deliver advance-req w=0 r=0 req=3",
+		"deliver advance-rep w=0 r=0 tok=3 req=3", "deliver acquire-rep w=1 r=0 inc=1 tok=3 req=1 g=2 code=1 live",
+		"forge w=0 tok=3", "deliver write-req w=0 r=0 inc=1 tok=3 g=1 pw=1 pt=3 live"}
+	acts := make([]model.Action, len(trace))
+	for i, s := range trace {
+		a, err := model.ParseAction(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts[i] = a
+	}
+	run, judged, err := Replay(m, acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.State.Sink.NResults; got != 1 {
+		t.Fatalf("the forged write was not accepted (%d results): the trace no longer reaches the case", got)
+	}
+	if judged.Has(spec.Fencing) {
+		t.Errorf("a forgery of the newest grant's token judged a stale write: %v", judged.IDs())
+	}
+}

@@ -1,0 +1,95 @@
+package model
+
+// Reduction is a set of reductions of the actions a search expands. Each
+// leaves out actions whose successors are simulated by the successor of an
+// action it keeps (or by the state itself): for every run of the machine
+// there is a run of kept actions, no longer, with the same facts, so a
+// search over the kept actions reaches a violation of every invariant a
+// full search reaches, and its shortest counterexamples are as short. Every
+// run of kept actions is a run of the machine: a reduced search raises no
+// alarm a full one would not, and its counterexamples replay as they are.
+//
+// The proofs are in the doc comments of the constants; the tests compare
+// reduced and full searches of every built-in design (checker's
+// TestReductionsSound).
+type Reduction uint8
+
+// The reductions.
+const (
+	// ReducePauses leaves out Pause and Resume when the network is
+	// asynchronous (Config.Delay 0) and pauses are unbounded (Config.Pause
+	// 0). Proof: a paused worker's only difference from a running one is
+	// that it takes no step and no reply; nothing else reads Paused (no
+	// tick waits on a pause or on a reply, PausedFor stays 0, a crash
+	// resumes the worker anyway). Striking every Pause and Resume from a run
+	// leaves a run — each action was enabled with the worker paused, so it is
+	// enabled with it running — in which every action has the same effect
+	// and fact, and which is no longer.
+	ReducePauses Reduction = 1 << iota
+	// ReduceDeadReplies leaves out the loss of a dead reply (a reply whose
+	// worker has given up on it, Msg.Live false: taking it changes nothing
+	// but the network) when it could be delivered instead, and the
+	// duplication of a dead reply. Proof: a state v simulates a state u
+	// (every action of u is matched by one of v, or by none, with the same
+	// fact) when v is u with fewer dead replies in flight and no more of
+	// the drop and duplicate budgets spent: fewer messages in flight never
+	// disable a send or a tick, a spent budget only disables, and dead
+	// replies change nothing when taken. Losing a dead reply is matched by
+	// delivering it (the same state, a drop unspent), duplicating one by
+	// doing nothing; a match of a run is a run of kept actions, no longer.
+	ReduceDeadReplies
+	// ReduceReads leaves out reads when the design's workers ignore what
+	// a read returns (the design leaves OnReply and Key to the reference):
+	// the invariants a search judges are over grants, renewals and writes,
+	// and a read changes none of them. Proof: strike from a run every Read
+	// and every step on its messages (their delivery, loss, duplication,
+	// the timeout that ends it). What is left is a run with the same
+	// effects and facts, no longer: the sink's answer to a read changes
+	// nothing but the network; the worker's reply only ends the read; a
+	// read's budget, messages in flight and losses or duplications spent on
+	// them only disable other steps; the worker starts its next operation
+	// idle either way (every message of a read's worker is dead once the
+	// read ends), and the resource an idle worker without a lease last read
+	// is read by no step (the next acquire sets it).
+	ReduceReads
+)
+
+// Reductions is every reduction.
+const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads
+
+// Reduced appends to buf the actions enabled in s (Enabled, in its order)
+// that reduction r keeps, and returns it.
+func (m *Machine) Reduced(s *State, r Reduction, buf []Action) []Action {
+	start := len(buf)
+	buf = m.Enabled(s, buf)
+	if r == 0 {
+		return buf
+	}
+	pauses := r&ReducePauses != 0 && m.Config.Delay == 0 && m.Config.Pause == 0
+	reads := r&ReduceReads != 0 && m.readsInert
+	kept := buf[:start]
+	for _, a := range buf[start:] {
+		switch {
+		case pauses && (a.Kind == Pause || a.Kind == Resume):
+			continue
+		case reads && a.Kind == Read:
+			continue
+		case r&ReduceDeadReplies != 0 && a.Kind == Duplicate && a.Msg.dead():
+			continue
+		case r&ReduceDeadReplies != 0 && a.Kind == Drop && a.Msg.dead() && m.deliverable(s, &a.Msg):
+			continue
+		}
+		kept = append(kept, a)
+	}
+	return kept
+}
+
+// dead reports whether m is a reply its worker no longer waits for:
+// delivering it changes nothing but the network.
+func (m *Msg) dead() bool {
+	switch m.Kind {
+	case AcquireRep, RenewRep, ReleaseRep, WriteRep, ReadRep:
+		return !m.Live
+	}
+	return false
+}
