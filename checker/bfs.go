@@ -132,6 +132,10 @@ type BFSResult struct {
 	// Reduction is Unreduced / States.
 	Unreduced uint64  `json:"unreduced"`
 	Reduction float64 `json:"reduction"`
+	// Reductions names the reductions of the actions that applied
+	// (BFSOptions.Reduce as far as the machine allows: model.Applies),
+	// comma-separated; Unreduced does not count what they left out.
+	Reductions string `json:"reductions,omitempty"`
 	// Violated is every invariant violated by some judged transition (for a
 	// search that stopped, the transitions of the levels before the last
 	// and of the last level's part before the counterexample); ViolatedIDs
@@ -768,7 +772,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)

@@ -17,11 +17,13 @@ import (
 var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol on the large BFS configuration (minutes)")
 
 // proofConfig is the bounded configuration on which go test proves the
-// reference protocol safe by exhaustive search: a takeover and a
-// coordinator restart that loses the lease table (9.1M states, about 40 s
-// on 2 cores: each grant is four steps since the sink is reached by
+// reference protocol safe by exhaustive search: three operations per
+// worker (an acquire, a renew, a write: TestProofConfigHasRenewTakeover
+// shows the scenario is in it), a takeover, and a coordinator restart that
+// loses the lease table (14.7M states under the reductions, about a
+// minute on 2 cores: each grant is four steps since the sink is reached by
 // messages).
-var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
+var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 3, Grants: 2, InFlight: 2,
 	Restarts: 1}
 
 // largeConfig is the configuration of the -bfs.large proof: a lost message
@@ -316,7 +318,7 @@ func proveReference(t *testing.T, c model.Config, hashCompact bool) {
 	}
 	m := newMachine(t, c, ref.Design)
 	r := BFS(context.Background(), m, BFSOptions{Stop: allInvariants &^ expected(ref), Symmetry: model.SymWorkers,
-		HashCompact: hashCompact})
+		HashCompact: hashCompact, Reduce: model.Reductions})
 	if r.Counterexample != nil {
 		t.Fatalf("the reference protocol violates %v in %d actions: %v", r.ViolationIDs,
 			len(r.Counterexample.Actions), r.Counterexample.Actions)
@@ -343,6 +345,34 @@ func TestBFSProvesReference(t *testing.T) {
 		c = shortProofConfig
 	}
 	proveReference(t, c, false)
+}
+
+// TestProofConfigHasRenewTakeover: the proof's bound holds a worker that
+// renews its lease and then writes after the lease passed to another worker
+// (which the sink fences), and a coordinator restart that loses the lease
+// table after which the lease is taken over.
+func TestProofConfigHasRenewTakeover(t *testing.T) {
+	m := newMachine(t, proofConfig, model.Design{})
+	grant := func(w string) []string {
+		return []string{"acquire w=" + w, "deliver acquire-req w=" + w, "deliver advance-req", "deliver advance-rep",
+			"deliver acquire-rep w=" + w}
+	}
+	steps := append(grant("0"), "renew w=0", "deliver renew-req w=0", "deliver renew-rep w=0", "tick", "tick", "tick")
+	steps = append(append(steps, grant("1")...), "write w=0", "deliver write-req w=0", "deliver write-rep w=0")
+	run, err := Script(m, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := run.State.Workers[0]; w.Ops != 3 || run.State.Workers[1].Token <= w.Token || run.State.Sink.NResults != 0 {
+		t.Fatalf("renew, takeover, stale write: not the scenario (worker 0 %+v, results %d)", w, run.State.Sink.NResults)
+	}
+	run, err = Script(m, append(append(grant("0"), "restart c=0", "tick", "tick"), grant("1")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Ghost[0].Grants != 2 || run.State.Workers[1].Token == 0 {
+		t.Fatalf("no takeover after the restart: %+v", run.State.Ghost[0])
+	}
 }
 
 // TestBFSProvesReferenceLarge does the same on largeConfig, with hash

@@ -229,6 +229,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
 	memBudget := memoryFlag(fs, "bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
 	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory, switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
+	reduce := reduceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
@@ -290,7 +291,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	if *mode == "bfs" {
 		summary["maxMemory"] = uint64(*memBudget)
 		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
-			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
+			Symmetry: model.SymWorkers | model.SymResources, Reduce: reductions(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
 		meter.done()
 		summary["bfs"] = res
@@ -445,6 +446,9 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s (%s)\n",
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
+	if res.Reductions != "" {
+		fmt.Fprintf(w, "reductions: %s (steps left out that change no verdict and no shortest counterexample)\n", res.Reductions)
+	}
 	if res.CompactedAt > 0 {
 		fmt.Fprintf(w, "switched to hash compaction at the memory budget, after %d states\n", res.CompactedAt)
 	}
@@ -468,6 +472,19 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Variant) {
 	fmt.Fprintf(w, "\ncounterexample, step by step (%d steps, %d events):\n", len(run.Actions), len(h.Events))
 	viz.Trace(w, run, checker.Highlights(h, cat))
+}
+
+// reduceFlag registers --reduce, on by default.
+func reduceFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("reduce", true, "bfs: leave out the steps the model's reductions strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores): the same verdicts and shortest counterexamples from fewer states; false: the full search")
+}
+
+// reductions is the reductions --reduce asks for.
+func reductions(on bool) model.Reduction {
+	if on {
+		return model.Reductions
+	}
+	return 0
 }
 
 // sizeFlag is a --max-memory value: a size in bytes (checker.ParseSize).

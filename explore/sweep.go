@@ -51,9 +51,12 @@ type sweepBudget struct {
 	MaxStates uint64 `json:"maxStates"` // BFS: states before it gives up on a proof
 	Depth     int    `json:"depth"`     // BFS: depth bound of the proof (0: none)
 	MaxMemory uint64 `json:"maxMemory"` // BFS: heap budget (0: none)
-	Runs      int    `json:"runs"`      // random search after an incomplete BFS
-	Steps     int    `json:"steps"`
-	Seed      uint64 `json:"seed"`
+	// Reduce: the BFS leaves out the steps the model's reductions strike
+	// (model.Reductions; the same verdicts, within a depth bound too).
+	Reduce bool   `json:"reduce"`
+	Runs   int    `json:"runs"` // random search after an incomplete BFS
+	Steps  int    `json:"steps"`
+	Seed   uint64 `json:"seed"`
 }
 
 func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
@@ -74,6 +77,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	shardFlag := fs.String("shard", "", "i/n: search only points i, i+n, ... of the grid; combine the jobs' --json with explore merge")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); points not searched are incomplete (exit 3)")
 	memBudget := memoryFlag(fs, "per point: the BFS gives up on a proof when the Go heap reaches this size (0: no limit)")
+	reduce := reduceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the heat map and the counterexamples (OUT/sweep/VARIANT/)")
 	if err := parse(fs, args); err != nil {
@@ -150,7 +154,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	if *depth < 0 {
 		return 0, usagef("--depth must be >= 0")
 	}
-	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: uint64(*memBudget), Runs: *runs, Steps: *steps, Seed: *seed}
+	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: uint64(*memBudget), Reduce: *reduce, Runs: *runs, Steps: *steps, Seed: *seed}
 	dir := filepath.Join(*out, "sweep", v.Name)
 	grid := viz.SweepGrid{Variant: v.Name, X: viz.Axis{Name: axes[0].name, Values: axes[0].values},
 		Y: viz.Axis{Name: axes[1].name, Values: axes[1].values}, Invariants: invs, Rules: map[string]string{}}
@@ -231,7 +235,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 	}
 	want := spec.SetOf(invs...)
 	res := checker.BFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
-		Symmetry: model.SymWorkers | model.SymResources})
+		Symmetry: model.SymWorkers | model.SymResources, Reduce: reductions(b.Reduce)})
 	cells := map[string]viz.SweepCell{}
 	for _, s := range res.Shortest {
 		if want&spec.SetOf(s.Invariant) == 0 {

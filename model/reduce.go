@@ -57,16 +57,44 @@ const (
 // Reductions is every reduction.
 const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads
 
+var reductionNames = [...]string{"pauses", "dead-replies", "reads"}
+
+// String names the reductions in r, comma-separated ("" for none).
+func (r Reduction) String() string {
+	var b []byte
+	for i, n := range reductionNames {
+		if r&(1<<i) != 0 {
+			if len(b) > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, n...)
+		}
+	}
+	return string(b)
+}
+
+// Applies returns the reductions of r that apply to the machine: pauses
+// are reduced only under an asynchronous network and unbounded pauses,
+// reads only when the design ignores what they return.
+func (m *Machine) Applies(r Reduction) Reduction {
+	if m.Config.Delay != 0 || m.Config.Pause != 0 {
+		r &^= ReducePauses
+	}
+	if !m.readsInert {
+		r &^= ReduceReads
+	}
+	return r
+}
+
 // Reduced appends to buf the actions enabled in s (Enabled, in its order)
 // that reduction r keeps, and returns it.
 func (m *Machine) Reduced(s *State, r Reduction, buf []Action) []Action {
 	start := len(buf)
 	buf = m.Enabled(s, buf)
-	if r == 0 {
+	if r = m.Applies(r); r == 0 {
 		return buf
 	}
-	pauses := r&ReducePauses != 0 && m.Config.Delay == 0 && m.Config.Pause == 0
-	reads := r&ReduceReads != 0 && m.readsInert
+	pauses, reads := r&ReducePauses != 0, r&ReduceReads != 0
 	kept := buf[:start]
 	for _, a := range buf[start:] {
 		switch {

@@ -42,6 +42,7 @@ func main() {
 	variant := flag.String("variant", "reference", "reference, check-then-write or grant-before-fence")
 	runs := flag.String("runs", "exact:1,exact:0,hc:1,hc:0", "comma-separated mode:goroutines")
 	sym := flag.Bool("symmetry", false, "worker and resource symmetry reduction (Spin has none here)")
+	reduce := flag.Bool("reduce", false, "the model's reductions (model.Reductions: pauses, dead replies, reads)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
 
@@ -80,6 +81,9 @@ func main() {
 		opt := checker.BFSOptions{Stop: stop, HashCompact: mode == "hc", Goroutines: g}
 		if *sym {
 			opt.Symmetry = model.SymWorkers | model.SymResources
+		}
+		if *reduce {
+			opt.Reduce = model.Reductions
 		}
 		if g == 0 {
 			g = runtime.GOMAXPROCS(0)
