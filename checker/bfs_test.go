@@ -27,8 +27,7 @@ var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Op
 	Restarts: 1}
 
 // largeConfig is the configuration of the -bfs.large proof: a lost message
-// as well (35.8M states exact, about 2 minutes and 6 GiB; hash compaction
-// cuts the memory).
+// as well (minutes and GiBs; hash compaction cuts the memory).
 var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
 	Drops: 1, Restarts: 1}
 
