@@ -229,6 +229,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
 	memBudget := memoryFlag(fs, "bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
 	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory, switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
+	live := livenessFlags(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
@@ -265,6 +266,12 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		shard.Depth = *shardDepth
 	}
+	if err := provable(*mode, stop, *invID); err != nil {
+		return 0, err
+	}
+	if err := live.validate(*mode, shard); err != nil {
+		return 0, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return 0, usageError{err}
 	}
@@ -287,13 +294,22 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	var reached checker.Coverage
 	cause := func() string { return stopCause(ctx) } // what ended an incomplete search, in words
 	var causeNote string                             // and more about it, for a person
+	var pf *proof                                    // what a BFS proves
 	if *mode == "bfs" {
 		summary["maxMemory"] = uint64(*memBudget)
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
+		opt := checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
 			Symmetry: model.SymWorkers | model.SymResources, HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
-			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
+			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }}
+		res := checker.BFS(ctx, m, opt)
 		meter.done()
 		summary["bfs"] = res
+		pf = newProof(m, v, opt, res, *invID)
+		if live.on {
+			if pf.Progress, err = live.check(ctx, m, v, res, *seed, *out, cat); err != nil {
+				return 0, err
+			}
+		}
+		summary["proof"] = pf
 		reached = res.Reached
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
@@ -307,6 +323,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		if !*jsonOut {
 			printBFS(stdout, res, v)
+			pf.print(stdout)
 		}
 	} else {
 		res := checker.RandomSearch(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop, Shard: shard,
@@ -344,6 +361,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			code = exitIncomplete
 			summary["vacuous"], summary["complete"] = vacuous.String(), false // not a proof of anything
 		}
+		code = pf.exit(code)
 		if *jsonOut {
 			return code, writeJSON(stdout, summary)
 		}
