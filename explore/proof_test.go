@@ -146,8 +146,8 @@ func TestProofAccountsForEveryInvariant(t *testing.T) {
 }
 
 // TestSearchRefusesWhatItCannotProve: exit 2, naming the flag, for a BFS
-// restricted to an invariant it does not judge and for --liveness where it
-// means nothing.
+// (of a search or of a sweep's cells) restricted to an invariant it does
+// not judge, and for --liveness where it means nothing.
 func TestSearchRefusesWhatItCannotProve(t *testing.T) {
 	base := append([]string{"search", "--variant", "reference", "--out", t.TempDir()}, tinyBFS...)
 	for _, c := range []struct {
@@ -158,6 +158,8 @@ func TestSearchRefusesWhatItCannotProve(t *testing.T) {
 		{append(base, "--liveness", "--mode", "random"), "--liveness needs --mode bfs"},
 		{append(base, "--liveness", "--shard", "0/2"), "--liveness: not with --shard"},
 		{append(base, "--liveness", "--liveness-extra", "0"), "--liveness-extra 0"},
+		{[]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "linearizable-sink"},
+			"--invariant: linearizable-sink is judged over recorded histories only"},
 	} {
 		code, stdout, stderr := explore(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.flag) || stdout != "" {

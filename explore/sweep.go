@@ -460,6 +460,9 @@ func sweepInvariants(flag string, v spec.Variant) ([]string, error) {
 		if !spec.IsInvariant(id) {
 			return nil, fmt.Errorf("unknown invariant %q (see explore invariants)", id)
 		}
+		if !spec.OnTransitions().Has(id) {
+			return nil, fmt.Errorf("%s is judged over recorded histories only: a cell's BFS proof would say nothing of it (search it with explore search --mode random)", id)
+		}
 		ids = append(ids, id)
 	}
 	return ids, nil
