@@ -210,11 +210,11 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 }
 
 func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, jsonOut := flags("search", "--variant NAME [flags]", "Search one variant; stop at the first violation (shrink it, save it) or when the budget ends.", stdout)
+	fs, jsonOut := flags("search", "--variant NAME [flags]", "Search one variant; stop at the first violation (shrink it, save it) or when the budget ends. --mode bfs also reports what its proof covers: the invariants judged on every transition, those excluded and why, the bounds and the reductions (docs/exhaustive.md).", stdout)
 	cfg := model.DefaultConfig()
 	configFlags(fs, &cfg)
 	name := fs.String("variant", "", "variant to search (see explore variants)")
-	invID := fs.String("invariant", "", "only this invariant (default: every invariant)")
+	invID := fs.String("invariant", "", "only this invariant (default: every invariant); with --mode bfs one judged on transitions (explore invariants)")
 	mode := fs.String("mode", "random", "random or bfs")
 	seed := fs.Uint64("seed", 1, "seed of the random search")
 	runs := fs.Int("runs", 100000, "random runs")
