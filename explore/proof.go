@@ -125,13 +125,18 @@ func newProof(m *model.Machine, v spec.Variant, opt checker.BFSOptions, res chec
 	return p
 }
 
-// provable refuses a BFS that would judge none of the invariants it stops
-// on (stop, narrowed by --invariant only or --unexpected).
+// provable refuses a search that would stop on no invariant, or a BFS
+// that would judge none of those it stops on (stop: every invariant,
+// narrowed by --invariant only and by --unexpected).
 func provable(mode string, stop spec.Set, only string) error {
-	if mode != "bfs" || stop&spec.OnTransitions() != 0 {
+	switch {
+	case len(stop.IDs()) == 0 && only != "":
+		return usagef("--invariant %s with --unexpected: the variant is expected to violate it: nothing left to search for", only)
+	case len(stop.IDs()) == 0:
+		return usagef("--unexpected: the variant is expected to violate every invariant: nothing left to search for")
+	case mode != "bfs" || stop&spec.OnTransitions() != 0:
 		return nil
-	}
-	if only != "" && !spec.OnTransitions().Has(only) {
+	case only != "":
 		return usagef("--invariant %s: judged over recorded histories only, which --mode bfs does not judge: it would prove nothing (use --mode random, or explore check on a history)", only)
 	}
 	return usagef("--unexpected: every invariant --mode bfs judges is one the variant is expected to violate: nothing left to prove")

@@ -155,6 +155,8 @@ func TestSearchRefusesWhatItCannotProve(t *testing.T) {
 		flag string
 	}{
 		{append(base, "--invariant", "linearizable-sink"), "--invariant linearizable-sink"},
+		{append(base, "--invariant", "absolute-validity", "--unexpected"), "--invariant absolute-validity with --unexpected"},
+		{append(base, "--invariant", "absolute-validity", "--unexpected", "--mode", "random"), "--invariant absolute-validity with --unexpected"},
 		{append(base, "--liveness", "--mode", "random"), "--liveness needs --mode bfs"},
 		{append(base, "--liveness", "--shard", "0/2"), "--liveness: not with --shard"},
 		{append(base, "--liveness", "--liveness-extra", "0"), "--liveness-extra 0"},
