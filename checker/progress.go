@@ -46,6 +46,10 @@ type ProgressResult struct {
 	// Witness is a shortest path of the original machine from Init to a
 	// stuck state, nil if none is stuck (empty if the initial state is).
 	Witness []model.Action
+	// ExtendedConfig is the config of the machine the continuations ran in: the
+	// original's with Ops and Grants raised by Extra, each capped at the
+	// model's limit (zero when Err is set).
+	ExtendedConfig model.Config
 	// Err is why the check could not run (the extended machine could not
 	// be built); the rest is then zero.
 	Err error
@@ -157,6 +161,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 		res.Err = fmt.Errorf("progress: extended machine: %w", err)
 		return res, nil
 	}
+	res.ExtendedConfig = big.Config
 	over := func(n int) bool { return opt.MaxStates > 0 && uint64(n) > opt.MaxStates }
 	var buf []model.Action
 

@@ -55,6 +55,9 @@ func TestProgressReference(t *testing.T) {
 	if r.Stuck != 0 || r.Witness != nil {
 		t.Fatalf("%d stuck states, witness %v", r.Stuck, r.Witness)
 	}
+	if c := r.ExtendedConfig; c.Ops != 3 || c.Grants != 3 || c.Workers != 2 || c.InFlight != 2 {
+		t.Fatalf("extended config %+v, want ops and grants raised by the default 2", c)
+	}
 }
 
 // replayStuck re-executes a witness from the initial state, every action

@@ -210,11 +210,11 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 }
 
 func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, jsonOut := flags("search", "--variant NAME [flags]", "Search one variant; stop at the first violation (shrink it, save it) or when the budget ends.", stdout)
+	fs, jsonOut := flags("search", "--variant NAME [flags]", "Search one variant; stop at the first violation (shrink it, save it) or when the budget ends. --mode bfs also reports what its proof covers: the invariants judged on every transition, those excluded and why, the bounds and the reductions (docs/exhaustive.md).", stdout)
 	cfg := model.DefaultConfig()
 	configFlags(fs, &cfg)
 	name := fs.String("variant", "", "variant to search (see explore variants)")
-	invID := fs.String("invariant", "", "only this invariant (default: every invariant)")
+	invID := fs.String("invariant", "", "only this invariant (default: every invariant); with --mode bfs one judged on transitions (explore invariants)")
 	mode := fs.String("mode", "random", "random or bfs")
 	seed := fs.Uint64("seed", 1, "seed of the random search")
 	runs := fs.Int("runs", 100000, "random runs")
@@ -230,6 +230,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	memBudget := memoryFlag(fs, "bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
 	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory, switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
 	reduce := reduceFlag(fs)
+	live := livenessFlags(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parse(fs, args); err != nil {
@@ -266,6 +267,12 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		shard.Depth = *shardDepth
 	}
+	if err := provable(*mode, stop, *invID); err != nil {
+		return 0, err
+	}
+	if err := live.validate(*mode, shard); err != nil {
+		return 0, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return 0, usageError{err}
 	}
@@ -288,13 +295,22 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	var reached checker.Coverage
 	cause := func() string { return stopCause(ctx) } // what ended an incomplete search, in words
 	var causeNote string                             // and more about it, for a person
+	var pf *proof                                    // what a BFS proves
 	if *mode == "bfs" {
 		summary["maxMemory"] = uint64(*memBudget)
-		res := checker.BFS(ctx, m, checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
-			Symmetry: model.SymWorkers | model.SymResources, Reduce: reductions(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
-			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }})
+		opt := checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
+			Symmetry: model.SymWorkers | model.SymResources, Reduce: reduceOf(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
+			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }}
+		res := checker.BFS(ctx, m, opt)
 		meter.done()
 		summary["bfs"] = res
+		pf = newProof(m, v, opt, res, *invID)
+		if live.on {
+			if pf.Progress, err = live.check(ctx, m, v, res, *seed, *out, cat); err != nil {
+				return 0, err
+			}
+		}
+		summary["proof"] = pf
 		reached = res.Reached
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
@@ -308,6 +324,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		if !*jsonOut {
 			printBFS(stdout, res, v)
+			pf.print(stdout)
 		}
 	} else {
 		res := checker.RandomSearch(ctx, m, checker.SearchOptions{Seed: *seed, Runs: *runs, Steps: *steps, Stop: stop, Shard: shard,
@@ -345,6 +362,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			code = exitIncomplete
 			summary["vacuous"], summary["complete"] = vacuous.String(), false // not a proof of anything
 		}
+		code = pf.exit(code)
 		if *jsonOut {
 			return code, writeJSON(stdout, summary)
 		}
@@ -479,8 +497,8 @@ func reduceFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("reduce", true, "bfs: leave out the steps the model's reductions strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores): the same verdicts and shortest counterexamples from fewer states; false: the full search")
 }
 
-// reductions is the reductions --reduce asks for.
-func reductions(on bool) model.Reduction {
+// reduceOf is the reductions --reduce asks for.
+func reduceOf(on bool) model.Reduction {
 	if on {
 		return model.Reductions
 	}

@@ -36,10 +36,11 @@ const (
 const exitStatuses = `exit status:
   0  nothing unexpected: no violation (beyond a history's expect), every campaign verdict
      as the spec expects, a search's whole budget done or its bounded space exhausted
-  1  a violation (for the campaign: a verdict the spec does not expect)
+  1  a violation (for the campaign: a verdict the spec does not expect; for search --liveness:
+     progress fails, a witness saved)
   2  usage or input error (the message names the file, line and field at fault)
   3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C) before the budget was spent or
-     the space exhausted, with no violation found so far`
+     the space exhausted, with no violation found so far; for search --liveness, progress not checked`
 
 // usageError marks a usage or input error (every verb error is one: exit
 // status 2).

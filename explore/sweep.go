@@ -235,7 +235,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 	}
 	want := spec.SetOf(invs...)
 	res := checker.BFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
-		Symmetry: model.SymWorkers | model.SymResources, Reduce: reductions(b.Reduce)})
+		Symmetry: model.SymWorkers | model.SymResources, Reduce: reduceOf(b.Reduce)})
 	cells := map[string]viz.SweepCell{}
 	for _, s := range res.Shortest {
 		if want&spec.SetOf(s.Invariant) == 0 {
@@ -463,6 +463,9 @@ func sweepInvariants(flag string, v spec.Variant) ([]string, error) {
 	for _, id := range strings.Split(flag, ",") {
 		if !spec.IsInvariant(id) {
 			return nil, fmt.Errorf("unknown invariant %q (see explore invariants)", id)
+		}
+		if !spec.OnTransitions().Has(id) {
+			return nil, fmt.Errorf("%s is judged over recorded histories only: a cell's BFS proof would say nothing of it (search it with explore search --mode random)", id)
 		}
 		ids = append(ids, id)
 	}

@@ -127,7 +127,7 @@ func nonNil(s []string) []string {
 }
 
 func runInvariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, jsonOut := flags("invariants", "", "List the invariant ids, one line each.", stdout)
+	fs, jsonOut := flags("invariants", "", "List the invariant ids, one line each; those judged over recorded histories only (no state form: explore search --mode bfs does not judge them) say so.", stdout)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -135,16 +135,22 @@ func runInvariants(_ context.Context, args []string, stdout io.Writer, cat []spe
 		type row struct {
 			ID      string `json:"id"`
 			Summary string `json:"summary"`
+			// HistoryOnly says why the invariant has no state form.
+			HistoryOnly string `json:"historyOnly,omitempty"`
 		}
 		var rows []row
 		for _, inv := range spec.Invariants {
-			rows = append(rows, row{inv.ID, inv.Summary})
+			rows = append(rows, row{inv.ID, inv.Summary, inv.HistoryOnly})
 		}
 		return 0, writeJSON(stdout, map[string]any{"invariants": rows})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, inv := range spec.Invariants {
-		fmt.Fprintf(tw, "%s\t%s\n", inv.ID, inv.Summary)
+		s := inv.Summary
+		if inv.HistoryOnly != "" {
+			s += " [judged over recorded histories only, not by --mode bfs]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", inv.ID, s)
 	}
 	return 0, tw.Flush()
 }

@@ -40,7 +40,9 @@ func bitOf(id string) Set {
 // Judge returns the invariants that one step of the model violates, stated
 // over grant identity (the model's ghost state), not only over token
 // numbers: prev is the state before the step, f its fact, next the state
-// after. linearizable-sink is judged on histories only (by porcupine).
+// after. It decides the invariants of OnTransitions and no other:
+// linearizable-sink is judged on histories only (by porcupine; see
+// Invariant.HistoryOnly).
 //
 // The rules, with g the grant the fact names and r its resource:
 //   - fencing: the sink accepts a write from grant g after a newer grant of

@@ -1,0 +1,372 @@
+package explore
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// historyCheckers are where an invariant with no state form
+// (spec.Invariant.HistoryOnly) is judged instead of by a BFS: on every run's
+// recorded history, or on any history.
+var historyCheckers = []string{"explore search --mode random", "explore campaign", "explore check", "explore replay"}
+
+// proof is what a breadth-first search proves, and what it does not: the
+// "proof" object of explore search --mode bfs (docs/exhaustive.md).
+type proof struct {
+	// Proves tells that the search is a proof of every invariant in
+	// Judged, within Bounds and under Reductions; Why says why not when
+	// it is not one.
+	Proves bool   `json:"proves"`
+	Why    string `json:"why,omitempty"`
+	// Judged are the invariants the proof is about: decided by spec.Judge
+	// on every transition, and stopped on.
+	Judged []string `json:"judged"`
+	// Excluded are the others, each with the reason.
+	Excluded []exclusion `json:"excluded"`
+	// Bounds is the model's config: what the search explored is every
+	// state reachable within it.
+	Bounds     model.Config `json:"bounds"`
+	Reductions reductions   `json:"reductions"`
+	// Progress is the verdict of --liveness, nil without it.
+	Progress *progressReport `json:"progress,omitempty"`
+
+	states, unreduced uint64 // for the text
+}
+
+// exclusion is an invariant a proof says nothing of, and why.
+type exclusion struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+	// CheckedBy, for an invariant with no state form, are the verbs that
+	// judge it on recorded histories instead.
+	CheckedBy []string `json:"checkedBy,omitempty"`
+}
+
+// reductions are what a search left out or merged of the state space, and
+// what that costs the proof.
+type reductions struct {
+	// Symmetry lists the renamings under which states were stored once
+	// ("workers", "resources"); Factor is the states they stand for per
+	// state stored (BFSResult.Reduction).
+	Symmetry []string `json:"symmetry"`
+	Factor   float64  `json:"symmetryFactor"`
+	// HashCompaction tells that states were stored as 64-bit hashes (from
+	// the start, or from CompactedAt states on, at the memory budget);
+	// OmissionBound bounds the chance that a state was missed.
+	HashCompaction bool    `json:"hashCompaction"`
+	CompactedAt    uint64  `json:"compactedAt,omitempty"`
+	OmissionBound  float64 `json:"omissionBound"`
+	// DepthBound is --depth (0: none); DepthCut tells that it left states
+	// unexpanded (the proof is then of the states within it only).
+	DepthBound int  `json:"depthBound"`
+	DepthCut   bool `json:"depthCut"`
+	// Steps names the reductions of the steps that applied (--reduce,
+	// model.Reduction: "pauses", "dead-replies", "reads"); they keep every
+	// verdict and shortest counterexample length.
+	Steps []string `json:"steps"`
+}
+
+// newProof says what a BFS of variant v on machine m with options opt, which
+// ended with res, proves. only is --invariant ("" for every invariant); a
+// judged invariant outside opt.Stop is one --invariant or --unexpected
+// left out.
+func newProof(m *model.Machine, v spec.Variant, opt checker.BFSOptions, res checker.BFSResult, only string) *proof {
+	p := &proof{Judged: []string{}, Excluded: []exclusion{}, Bounds: m.Config, states: res.States, unreduced: res.Unreduced}
+	for _, inv := range spec.Invariants {
+		switch {
+		case inv.HistoryOnly != "":
+			p.Excluded = append(p.Excluded, exclusion{ID: inv.ID, CheckedBy: historyCheckers,
+				Reason: "no state form, judged over recorded histories only: " + inv.HistoryOnly})
+		case !opt.Stop.Has(inv.ID):
+			why := "not stopped on (--unexpected: the variant is expected to violate it)"
+			if only != "" && inv.ID != only {
+				why = "not stopped on (--invariant " + only + ")"
+			}
+			if res.Violated.Has(inv.ID) {
+				why += "; violated on some transition"
+			} else {
+				why += "; no transition judged violated it"
+			}
+			p.Excluded = append(p.Excluded, exclusion{ID: inv.ID, Reason: why})
+		default:
+			p.Judged = append(p.Judged, inv.ID)
+		}
+	}
+	sym := opt.Symmetry & m.Symmetries()
+	p.Reductions = reductions{Symmetry: []string{}, Factor: res.Reduction, HashCompaction: res.HashCompact,
+		CompactedAt: res.CompactedAt, OmissionBound: res.OmissionBound, DepthBound: opt.MaxDepth,
+		DepthCut: res.Stopped == checker.StopDepth, Steps: []string{}}
+	if res.Reductions != "" {
+		p.Reductions.Steps = strings.Split(res.Reductions, ",")
+	}
+	for _, s := range []struct {
+		sym  model.Symmetry
+		name string
+	}{{model.SymWorkers, "workers"}, {model.SymResources, "resources"}} {
+		if sym&s.sym != 0 && m.GroupOrder(s.sym) > 1 {
+			p.Reductions.Symmetry = append(p.Reductions.Symmetry, s.name)
+		}
+	}
+	switch miss := res.Reached.Missing(v.Scenes()); {
+	case res.Counterexample != nil:
+		p.Why = "an invariant it stops on is violated (the counterexample)"
+	case !bfsComplete(res):
+		p.Why = "the search is incomplete (" + stopMeaning[res.Stopped] + ")"
+	case miss != 0:
+		p.Why = fmt.Sprintf("the search never reached %s, which %s's verdict depends on", miss, v.Name)
+	case opt.Shard.N > 1:
+		p.Why = fmt.Sprintf("job %d/%d of a split search: explore merge combines the jobs", opt.Shard.I, opt.Shard.N)
+	default:
+		p.Proves = true
+	}
+	return p
+}
+
+// provable refuses a search that would stop on no invariant, or a BFS
+// that would judge none of those it stops on (stop: every invariant,
+// narrowed by --invariant only and by --unexpected).
+func provable(mode string, stop spec.Set, only string) error {
+	switch {
+	case len(stop.IDs()) == 0 && only != "":
+		return usagef("--invariant %s with --unexpected: the variant is expected to violate it: nothing left to search for", only)
+	case len(stop.IDs()) == 0:
+		return usagef("--unexpected: the variant is expected to violate every invariant: nothing left to search for")
+	case mode != "bfs" || stop&spec.OnTransitions() != 0:
+		return nil
+	case only != "":
+		return usagef("--invariant %s: judged over recorded histories only, which --mode bfs does not judge: it would prove nothing (use --mode random, or explore check on a history)", only)
+	}
+	return usagef("--unexpected: every invariant --mode bfs judges is one the variant is expected to violate: nothing left to prove")
+}
+
+// print writes the proof for a person.
+func (p *proof) print(w io.Writer) {
+	within := fmt.Sprintf("every one of the %d states reachable within the bounds (%d without symmetry)", p.states, p.unreduced)
+	if p.Reductions.DepthCut {
+		within = fmt.Sprintf("every one of the %d states within depth %d (%d without symmetry)", p.states, p.Reductions.DepthBound, p.unreduced)
+	}
+	if p.Proves {
+		what := fmt.Sprintf("the %d invariants judged hold", len(p.Judged))
+		if len(p.Judged) == 1 {
+			what = "the invariant judged holds"
+		}
+		fmt.Fprintf(w, "proof: %s on every transition out of %s\n", what, within)
+	} else {
+		fmt.Fprintf(w, "proof: none: %s\n", p.Why)
+	}
+	fmt.Fprintf(w, "  judged on every transition: %s\n", list(p.Judged))
+	for _, x := range p.Excluded {
+		fmt.Fprintf(w, "  excluded %s: %s", x.ID, x.Reason)
+		if len(x.CheckedBy) > 0 {
+			fmt.Fprintf(w, "; checked instead by %s", strings.Join(x.CheckedBy, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  bounds: %s (delay 0, pause 0: any)\n", boundsText(p.Bounds))
+	fmt.Fprintf(w, "  reductions: %s\n", p.Reductions.text())
+	if p.Progress != nil {
+		p.Progress.print(w)
+	}
+}
+
+// boundsText is a config as the flags that set it.
+func boundsText(c model.Config) string {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	configFlags(fs, &c)
+	var parts []string
+	fs.VisitAll(func(f *flag.Flag) { parts = append(parts, "--"+f.Name+" "+f.Value.String()) })
+	return strings.Join(parts, " ")
+}
+
+func (r reductions) text() string {
+	var parts []string
+	if len(r.Symmetry) == 0 {
+		parts = append(parts, "no symmetry")
+	} else {
+		parts = append(parts, fmt.Sprintf("symmetry over %s (a state stored once per orbit, %.2fx)", strings.Join(r.Symmetry, " and "), r.Factor))
+	}
+	switch {
+	case r.CompactedAt > 0:
+		parts = append(parts, fmt.Sprintf("hash compaction from %d states on (at the memory budget): a state missed with probability at most %.3g", r.CompactedAt, r.OmissionBound))
+	case r.HashCompaction:
+		parts = append(parts, fmt.Sprintf("hash compaction: a state missed with probability at most %.3g", r.OmissionBound))
+	default:
+		parts = append(parts, "exact visited set")
+	}
+	switch {
+	case r.DepthBound == 0:
+		parts = append(parts, "no depth bound")
+	case r.DepthCut:
+		parts = append(parts, fmt.Sprintf("depth bound %d: states that deep were not expanded", r.DepthBound))
+	default:
+		parts = append(parts, fmt.Sprintf("depth bound %d, never met", r.DepthBound))
+	}
+	if len(r.Steps) > 0 {
+		parts = append(parts, "steps left out by the reductions "+strings.Join(r.Steps, ", ")+" (no verdict or shortest length changes)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// exit is the search's exit status code with the progress verdict taken
+// in: a failure is a violation; asked for and not checked, the search is
+// not done.
+func (p *proof) exit(code int) int {
+	if p == nil || p.Progress == nil {
+		return code
+	}
+	switch {
+	case p.Progress.Checked && !p.Progress.Holds:
+		return exitViolation
+	case !p.Progress.Checked && code == exitOK:
+		return exitIncomplete
+	}
+	return code
+}
+
+// liveness is the --liveness flags of explore search.
+type liveness struct {
+	on        bool
+	extra     int
+	maxStates uint64
+}
+
+func livenessFlags(fs *flag.FlagSet) *liveness {
+	l := &liveness{}
+	fs.BoolVar(&l.on, "liveness", false, "bfs: after a search that explored every reachable state, check progress (checker.Progress): from every reachable state every task can still be committed with no further fault; a failure is exit 1, with a witness saved under --out; not checked (an incomplete or depth-bounded search, its own limit) is exit 3")
+	fs.IntVar(&l.extra, "liveness-extra", 2, "--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1)")
+	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (no symmetry, about 2 KB a state); reaching it is not checked (exit 3)")
+	return l
+}
+
+// validate refuses --liveness where it cannot mean anything.
+func (l *liveness) validate(mode string, shard checker.Shard) error {
+	switch {
+	case !l.on:
+		return nil
+	case mode != "bfs":
+		return usagef("--liveness needs --mode bfs: progress is checked over every reachable state")
+	case shard.N > 1:
+		return usagef("--liveness: not with --shard: the progress check explores the whole space itself; run it unsplit")
+	case l.extra < 1:
+		return usagef("--liveness-extra %d: want at least 1 (no budget left, every run that spent its operations is stuck)", l.extra)
+	}
+	return nil
+}
+
+// progressReport is the verdict of --liveness: the "progress" object of the
+// proof.
+type progressReport struct {
+	// Checked tells that the check ran to its end; Reason says why not.
+	// Holds is then its verdict.
+	Checked bool   `json:"checked"`
+	Holds   bool   `json:"holds"`
+	Reason  string `json:"reason,omitempty"`
+	// States are the reachable states judged (no symmetry), Extended the
+	// extended machine's states explored, Stuck those of States from which
+	// no fault-free continuation commits every task.
+	States   uint64 `json:"states"`
+	Extended uint64 `json:"extended"`
+	Stuck    uint64 `json:"stuck"`
+	// Extra is --liveness-extra; Ops and Grants the budgets of the
+	// machine the continuations ran in (the config's, raised by Extra,
+	// capped at the model's limits).
+	Extra  int `json:"extra"`
+	Ops    int `json:"ops"`
+	Grants int `json:"grants"`
+	// Elapsed is the check's wall time.
+	Elapsed string `json:"elapsed,omitempty"`
+	// Witness is a shortest run to a stuck state, saved like a
+	// counterexample.
+	Witness *witness `json:"witness,omitempty"`
+}
+
+// witness is a progress failure's run, saved as a history (and .html) in
+// File unless it is empty (the initial state is stuck).
+type witness struct {
+	File    string   `json:"file,omitempty"`
+	Actions int      `json:"actions"`
+	Trace   []string `json:"trace"`
+
+	run *model.Run // for the text's trace
+	h   *history.History
+	cat []spec.Variant
+}
+
+// check runs the progress check on m after a BFS that ended with res, and
+// saves a failure's witness under out (as the counterexamples are).
+func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, seed uint64, out string, cat []spec.Variant) (*progressReport, error) {
+	r := &progressReport{Extra: l.extra}
+	if res.Stopped != checker.StopComplete {
+		r.Reason = fmt.Sprintf("it runs only after a search that explored every reachable state; this one stopped: %s (%s)", res.Stopped, stopMeaning[res.Stopped])
+		return r, nil
+	}
+	start := time.Now()
+	p := checker.Progress(ctx, m, checker.ProgressOptions{Extra: l.extra, MaxStates: l.maxStates})
+	r.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	if p.Err != nil {
+		return nil, usagef("--liveness: %v", p.Err)
+	}
+	r.States, r.Extended, r.Ops, r.Grants = p.States, p.Extended, p.ExtendedConfig.Ops, p.ExtendedConfig.Grants
+	if !p.Complete {
+		cause := fmt.Sprintf("--liveness-max-states %d reached", l.maxStates)
+		if ctx.Err() != nil {
+			cause = stopCause(ctx)
+		}
+		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states (%s)", p.States, p.Extended, cause)
+		return r, nil
+	}
+	r.Checked, r.Holds, r.Stuck = true, p.Stuck == 0, p.Stuck
+	if p.Witness == nil {
+		return r, nil
+	}
+	run := model.NewRun(m)
+	wt := &witness{Actions: len(p.Witness), Trace: []string{}, run: run}
+	r.Witness = wt
+	if len(p.Witness) == 0 {
+		return r, nil // the initial state is stuck: no run to save (a history needs an event)
+	}
+	for _, a := range p.Witness {
+		run.Do(a)
+		wt.Trace = append(wt.Trace, a.String())
+	}
+	h := checker.Counterexample(v.Name, seed, run, fmt.Sprintf("%s fails progress: from the last state no fault-free continuation commits every task (explore search --mode bfs --liveness)", v.Name))
+	path, err := save(filepath.Join(out, v.Name), "progress", h, cat)
+	if err != nil {
+		return nil, err
+	}
+	wt.File, wt.h, wt.cat = path, h, cat
+	return r, nil
+}
+
+// print writes the progress verdict for a person, with a failure's witness
+// step by step.
+func (r *progressReport) print(w io.Writer) {
+	budget := fmt.Sprintf("continuations judged with ops %d and grants %d: --liveness-extra %d, the progress check's own budget; %s",
+		r.Ops, r.Grants, r.Extra, r.Elapsed)
+	switch {
+	case !r.Checked:
+		fmt.Fprintf(w, "progress not checked: %s\n", r.Reason)
+	case r.Holds:
+		fmt.Fprintf(w, "progress holds: from every one of %d reachable states (counted without symmetry) every task can still be committed with no further fault (%s)\n",
+			r.States, budget)
+	default:
+		fmt.Fprintf(w, "progress fails: %d of %d states stuck (counted without symmetry): from them no fault-free continuation commits every task (%s; a state stuck under it may commit with a larger one)\n",
+			r.Stuck, r.States, budget)
+		if r.Witness.Actions == 0 {
+			fmt.Fprintln(w, "witness: the initial state is stuck (no action to save or replay)")
+			return
+		}
+		fmt.Fprintf(w, "witness: %d actions to a stuck state, in %s (and .html)\n", r.Witness.Actions, r.Witness.File)
+		printTrace(w, r.Witness.run, r.Witness.h, r.Witness.cat)
+	}
+}

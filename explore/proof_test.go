@@ -1,0 +1,299 @@
+package explore
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// proofOut is the part of explore search --mode bfs --json the proof tests
+// read.
+type proofOut struct {
+	BFS struct {
+		States    uint64   `json:"states"`
+		Unreduced uint64   `json:"unreduced"`
+		Violated  []string `json:"violated"`
+	} `json:"bfs"`
+	Proof *struct {
+		Proves   bool     `json:"proves"`
+		Why      string   `json:"why"`
+		Judged   []string `json:"judged"`
+		Excluded []struct {
+			ID        string   `json:"id"`
+			Reason    string   `json:"reason"`
+			CheckedBy []string `json:"checkedBy"`
+		} `json:"excluded"`
+		Bounds     *model.Config `json:"bounds"`
+		Reductions *struct {
+			Symmetry       []string `json:"symmetry"`
+			Factor         float64  `json:"symmetryFactor"`
+			HashCompaction bool     `json:"hashCompaction"`
+			DepthBound     int      `json:"depthBound"`
+			DepthCut       bool     `json:"depthCut"`
+		} `json:"reductions"`
+		Progress *struct {
+			Checked bool   `json:"checked"`
+			Holds   bool   `json:"holds"`
+			Reason  string `json:"reason"`
+			States  uint64 `json:"states"`
+			Stuck   uint64 `json:"stuck"`
+			Extra   int    `json:"extra"`
+			Ops     int    `json:"ops"`
+			Grants  int    `json:"grants"`
+			Witness *struct {
+				File    string   `json:"file"`
+				Actions int      `json:"actions"`
+				Trace   []string `json:"trace"`
+			} `json:"witness"`
+		} `json:"progress"`
+	} `json:"proof"`
+}
+
+func decodeProof(t *testing.T, stdout string) proofOut {
+	t.Helper()
+	var p proofOut
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil || p.Proof == nil || p.Proof.Bounds == nil || p.Proof.Reductions == nil {
+		t.Fatalf("--json: %v, no complete \"proof\"\n%s", err, stdout)
+	}
+	return p
+}
+
+// TestProofAccountsForEveryInvariant: the proof object lists every
+// invariant exactly once, as judged or excluded; linearizable-sink is
+// excluded with its reason and where it is checked instead; unrestricted,
+// the judged are exactly those Judge decides; --unexpected and --invariant
+// narrow them and say why of each one left out; bounds and reductions are
+// the search's.
+func TestProofAccountsForEveryInvariant(t *testing.T) {
+	base := append([]string{"search", "--variant", "reference", "--json", "--out", t.TempDir()}, tinyBFS...)
+	for _, c := range []struct {
+		extra  []string
+		code   int
+		judged []string
+		proves bool
+		reason string // of every excluded invariant with a state form
+	}{
+		{nil, exitViolation, spec.OnTransitions().IDs(), false, ""},
+		{[]string{"--unexpected"}, exitOK, (spec.OnTransitions() &^ spec.NonGuarantee).IDs(), true, "--unexpected"},
+		{[]string{"--invariant", "fencing"}, exitOK, []string{"fencing"}, true, "--invariant fencing"},
+	} {
+		code, stdout, _ := explore(t, append(base, c.extra...)...)
+		p := decodeProof(t, stdout)
+		pf := p.Proof
+		if code != c.code || pf.Proves != c.proves || !slices.Equal(pf.Judged, c.judged) {
+			t.Errorf("%v: exit %d, proves %v (%s), judged %v; want %d, %v, %v", c.extra, code, pf.Proves, pf.Why, pf.Judged, c.code, c.proves, c.judged)
+		}
+		seen := map[string]int{}
+		for _, id := range pf.Judged {
+			seen[id]++
+		}
+		for _, x := range pf.Excluded {
+			seen[x.ID]++
+			switch {
+			case x.ID == spec.LinearizableSink:
+				if !strings.Contains(x.Reason, "recorded histories only") || !slices.Contains(x.CheckedBy, "explore search --mode random") ||
+					!slices.Contains(x.CheckedBy, "explore check") {
+					t.Errorf("%v: linearizable-sink excluded as %q, checked by %v", c.extra, x.Reason, x.CheckedBy)
+				}
+			case !strings.Contains(x.Reason, "not stopped on ("+c.reason) || c.reason == "":
+				t.Errorf("%v: %s excluded as %q", c.extra, x.ID, x.Reason)
+			case strings.Contains(x.Reason, "violated on some transition") != slices.Contains(p.BFS.Violated, x.ID):
+				t.Errorf("%v: %s excluded as %q, but bfs.violated is %v", c.extra, x.ID, x.Reason, p.BFS.Violated)
+			}
+		}
+		for _, inv := range spec.Invariants {
+			if seen[inv.ID] != 1 {
+				t.Errorf("%v: %s listed %d times in judged and excluded", c.extra, inv.ID, seen[inv.ID])
+			}
+		}
+		if len(seen) != len(spec.Invariants) {
+			t.Errorf("%v: %d ids listed, %d invariants", c.extra, len(seen), len(spec.Invariants))
+		}
+		r := pf.Reductions
+		if pf.Bounds.Ops != 2 || pf.Bounds.InFlight != 1 || !slices.Equal(r.Symmetry, []string{"workers"}) || r.Factor < 1.9 ||
+			r.HashCompaction || r.DepthBound != 0 || r.DepthCut {
+			t.Errorf("%v: bounds %+v, reductions %+v", c.extra, *pf.Bounds, *r)
+		}
+	}
+
+	// The text says the same: each excluded invariant, and where the
+	// history-only one is checked instead.
+	text := append([]string{"search", "--variant", "reference", "--unexpected", "--hash-compact", "--depth", "22", "--reduce=false", "--out", t.TempDir()}, tinyBFS...)
+	code, stdout, _ := explore(t, text...)
+	for _, want := range []string{
+		"proof: the 8 invariants judged hold on every transition out of every one of the",
+		"states within depth 22",
+		"excluded linearizable-sink: no state form, judged over recorded histories only",
+		"checked instead by explore search --mode random, explore campaign, explore check, explore replay",
+		"excluded absolute-validity: not stopped on (--unexpected: the variant is expected to violate it); violated on some transition",
+		"bounds: --crashes 0 --delay 0 --drops 0",
+		"reductions: symmetry over workers",
+		"hash compaction: a state missed with probability at most",
+		"depth bound 22: states that deep were not expanded",
+	} {
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("text (exit %d) lacks %q\n%s", code, want, stdout)
+		}
+	}
+}
+
+// TestSearchRefusesWhatItCannotProve: exit 2, naming the flag, for a BFS
+// (of a search or of a sweep's cells) restricted to an invariant it does
+// not judge, and for --liveness where it means nothing.
+func TestSearchRefusesWhatItCannotProve(t *testing.T) {
+	base := append([]string{"search", "--variant", "reference", "--out", t.TempDir()}, tinyBFS...)
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{append(base, "--invariant", "linearizable-sink"), "--invariant linearizable-sink"},
+		{append(base, "--invariant", "absolute-validity", "--unexpected"), "--invariant absolute-validity with --unexpected"},
+		{append(base, "--invariant", "absolute-validity", "--unexpected", "--mode", "random"), "--invariant absolute-validity with --unexpected"},
+		{append(base, "--liveness", "--mode", "random"), "--liveness needs --mode bfs"},
+		{append(base, "--liveness", "--shard", "0/2"), "--liveness: not with --shard"},
+		{append(base, "--liveness", "--liveness-extra", "0"), "--liveness-extra 0"},
+		{[]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "linearizable-sink"},
+			"--invariant: linearizable-sink is judged over recorded histories only"},
+	} {
+		code, stdout, stderr := explore(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.flag) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args[len(c.args)-2:], code, stderr, c.flag)
+		}
+	}
+}
+
+// progressFlags are the bounds of the progress tests (checker's
+// progressConfig and progressTiny): two workers, one resource, ttl 1, one
+// operation each, one grant, no faults but what a test adds.
+func progressFlags(inFlight, drops string) []string {
+	return []string{"--mode", "bfs", "--workers", "2", "--resources", "1", "--ttl", "1", "--ops", "1", "--grants", "1",
+		"--in-flight", inFlight, "--drops", drops, "--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0",
+		"--skew", "0", "--sink-restarts", "0"}
+}
+
+// TestLivenessReferenceHolds: with no faults, every task of the reference
+// can still commit from every reachable state, at the bound the brief names
+// (two messages in flight; --json) and with one in flight (the text): the
+// check counts the states without symmetry (the BFS's unreduced count) and
+// names its budget. The safety proof is vacuous at these bounds (no
+// takeover), so the exit is 3.
+func TestLivenessReferenceHolds(t *testing.T) {
+	// --reduce=false: the progress check's count is then the BFS's unreduced one.
+	args := []string{"search", "--variant", "reference", "--liveness", "--reduce=false", "--out", t.TempDir()}
+	code, stdout, _ := explore(t, append(args, progressFlags("1", "0")...)...)
+	if code != exitIncomplete || !strings.Contains(stdout, "progress holds: from every one of 2368 reachable states (counted without symmetry) every task can still be committed with no further fault (continuations judged with ops 3 and grants 3: --liveness-extra 2, the progress check's own budget") {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(append(args, "--json"), progressFlags("2", "0")...)...)
+	out := decodeProof(t, stdout)
+	p := out.Proof.Progress
+	if code != exitIncomplete || p == nil || !p.Checked || !p.Holds || p.Stuck != 0 || p.States != 24504 || p.States != out.BFS.Unreduced ||
+		p.Extra != 2 || p.Ops != 3 || p.Grants != 3 || p.Witness != nil {
+		t.Fatalf("--json: exit %d, progress %+v\n%s", code, p, stdout)
+	}
+}
+
+// rejectAll is a design that is safe because its sink rejects every write:
+// it must fail progress.
+var rejectAll = spec.Variant{Name: "reject-all", Summary: "the sink rejects every write",
+	Design: model.Design{Check: func(model.SinkView, model.Msg) uint8 { return model.RepFenced }},
+	Expect: spec.Expectation{Violates: spec.NonGuarantee}}
+
+// TestLivenessRejectAllFails: a sink that rejects every write is safe and
+// fails progress from every state, the initial one included: exit 1, with
+// the empty witness (nothing to save: a history needs an event).
+func TestLivenessRejectAllFails(t *testing.T) {
+	cat := append(designs.All(), rejectAll)
+	out := t.TempDir()
+	// --liveness-extra 1: a never-committing state's whole fault-free
+	// closure is explored, which with 2 exceeds a test's budget.
+	args := append([]string{"search", "--variant", "reject-all", "--liveness", "--liveness-extra", "1", "--out", out}, progressFlags("1", "0")...)
+	code, stdout, _ := exploreWith(t, cat, args...)
+	if code != exitViolation || !strings.Contains(stdout, "progress fails: 2368 of 2368 states stuck") ||
+		!strings.Contains(stdout, "witness: the initial state is stuck (no action to save or replay)") {
+		t.Fatalf("exit %d, want 1 and every state stuck\n%s", code, stdout)
+	}
+	code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
+	p := decodeProof(t, stdout).Proof.Progress
+	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck != p.States || p.Witness == nil ||
+		p.Witness.Actions != 0 || p.Witness.File != "" || p.Witness.Trace == nil {
+		t.Fatalf("--json: exit %d, progress %+v", code, p)
+	}
+	if files, _ := filepath.Glob(filepath.Join(out, "*", "*")); len(files) != 0 {
+		t.Fatalf("saved %v for an empty witness", files)
+	}
+}
+
+// readWitness parses a saved witness and checks its picture is beside it.
+func readWitness(t *testing.T, path string) *history.History {
+	t.Helper()
+	h, err := readHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(path, ".jsonl") + ".html"); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestLivenessReferenceLostAdvance: with one drop the reference fails
+// progress (checker's TestProgressReferenceLostAdvance): the report says
+// so, and the witness, saved under --out, replays event for event and ends
+// with the lost advance.
+func TestLivenessReferenceLostAdvance(t *testing.T) {
+	out := t.TempDir()
+	args := append([]string{"search", "--variant", "reference", "--liveness", "--json", "--out", out}, progressFlags("1", "1")...)
+	code, stdout, _ := explore(t, args...)
+	p := decodeProof(t, stdout).Proof.Progress
+	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck != 1072 || p.States != 11112 || p.Witness == nil {
+		t.Fatalf("exit %d, progress %+v", code, p)
+	}
+	w := p.Witness
+	if w.File != filepath.Join(out, "reference", "progress.jsonl") || w.Actions != len(w.Trace) || w.Actions == 0 ||
+		!strings.HasPrefix(w.Trace[len(w.Trace)-1], "drop advance-req") {
+		t.Fatalf("witness %+v", *w)
+	}
+	if h := readWitness(t, w.File); !slices.Equal(h.Header.Actions, w.Trace) {
+		t.Fatalf("saved trace %v, reported %v", h.Header.Actions, w.Trace)
+	}
+	code, stdout, _ = explore(t, "replay", w.File)
+	if code != exitOK || !strings.Contains(stdout, "the model reproduces all") {
+		t.Fatalf("replay: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestLivenessNotChecked: progress is checked only after a search that
+// explored every reachable state, and within its own state limit; else the
+// report says "not checked" and why, and a search that would otherwise pass
+// exits 3.
+func TestLivenessNotChecked(t *testing.T) {
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--liveness", "--out", t.TempDir()}, tinyBFS...)
+	for _, c := range []struct {
+		extra  []string
+		reason string
+	}{
+		{[]string{"--depth", "22", "--reduce=false"}, "only after a search that explored every reachable state; this one stopped: depth"},
+		{[]string{"--max-states", "10"}, "this one stopped: max-states"},
+		{[]string{"--liveness-max-states", "100"}, "--liveness-max-states 100 reached"},
+	} {
+		code, stdout, _ := explore(t, append(base, c.extra...)...)
+		if code != exitIncomplete || !strings.Contains(stdout, "progress not checked: ") || !strings.Contains(stdout, c.reason) ||
+			strings.Contains(stdout, "progress holds") {
+			t.Errorf("%v: exit %d, want 3 and not checked (%s)\n%s", c.extra, code, c.reason, stdout)
+		}
+		code, stdout, _ = explore(t, append(append(base, c.extra...), "--json")...)
+		p := decodeProof(t, stdout).Proof.Progress
+		if code != exitIncomplete || p == nil || p.Checked || p.Holds || !strings.Contains(p.Reason, c.reason) {
+			t.Errorf("%v --json: exit %d, progress %+v", c.extra, code, p)
+		}
+	}
+}
