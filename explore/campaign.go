@@ -299,7 +299,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	if *mode == "bfs" {
 		summary["maxMemory"] = uint64(*memBudget)
 		opt := checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
-			Symmetry: model.SymWorkers | model.SymResources, Reduce: reduceOf(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
+			Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reduction(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }}
 		res := checker.BFS(ctx, m, opt)
 		meter.done()
@@ -492,17 +492,40 @@ func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Vari
 	viz.Trace(w, run, checker.Highlights(h, cat))
 }
 
-// reduceFlag registers --reduce, on by default.
-func reduceFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("reduce", true, "bfs: leave out the steps the model's reductions strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores): the same verdicts and shortest counterexamples from fewer states; false: the full search")
+// reduceFlag registers --reduce: every reduction by default.
+func reduceFlag(fs *flag.FlagSet) *reduceValue {
+	r := reduceValue(model.Reductions)
+	fs.Var(&r, "reduce", "bfs: leave out the steps the model's reductions strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores): the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads")
+	return &r
 }
 
-// reduceOf is the reductions --reduce asks for.
-func reduceOf(on bool) model.Reduction {
-	if on {
-		return model.Reductions
+// reduceValue is a --reduce value: true, false, or reduction names.
+type reduceValue model.Reduction
+
+func (r *reduceValue) String() string {
+	switch model.Reduction(*r) {
+	case model.Reductions:
+		return "true"
+	case 0:
+		return "false"
 	}
-	return 0
+	return model.Reduction(*r).String()
+}
+
+func (r *reduceValue) Set(s string) error {
+	switch s {
+	case "true":
+		*r = reduceValue(model.Reductions)
+	case "false":
+		*r = 0
+	default:
+		v, err := model.ParseReduction(s)
+		if err != nil {
+			return err
+		}
+		*r = reduceValue(v)
+	}
+	return nil
 }
 
 // sizeFlag is a --max-memory value: a size in bytes (checker.ParseSize).

@@ -53,10 +53,10 @@ type sweepBudget struct {
 	MaxMemory uint64 `json:"maxMemory"` // BFS: heap budget (0: none)
 	// Reduce: the BFS leaves out the steps the model's reductions strike
 	// (model.Reductions; the same verdicts, within a depth bound too).
-	Reduce bool   `json:"reduce"`
-	Runs   int    `json:"runs"` // random search after an incomplete BFS
-	Steps  int    `json:"steps"`
-	Seed   uint64 `json:"seed"`
+	Reduce model.Reduction `json:"reduce"`
+	Runs   int             `json:"runs"` // random search after an incomplete BFS
+	Steps  int             `json:"steps"`
+	Seed   uint64          `json:"seed"`
 }
 
 func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
@@ -154,7 +154,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	if *depth < 0 {
 		return 0, usagef("--depth must be >= 0")
 	}
-	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: uint64(*memBudget), Reduce: *reduce, Runs: *runs, Steps: *steps, Seed: *seed}
+	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: uint64(*memBudget), Reduce: model.Reduction(*reduce), Runs: *runs, Steps: *steps, Seed: *seed}
 	dir := filepath.Join(*out, "sweep", v.Name)
 	grid := viz.SweepGrid{Variant: v.Name, X: viz.Axis{Name: axes[0].name, Values: axes[0].values},
 		Y: viz.Axis{Name: axes[1].name, Values: axes[1].values}, Invariants: invs, Rules: map[string]string{}}
@@ -235,7 +235,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 	}
 	want := spec.SetOf(invs...)
 	res := checker.BFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
-		Symmetry: model.SymWorkers | model.SymResources, Reduce: reduceOf(b.Reduce)})
+		Symmetry: model.SymWorkers | model.SymResources, Reduce: b.Reduce})
 	cells := map[string]viz.SweepCell{}
 	for _, s := range res.Shortest {
 		if want&spec.SetOf(s.Invariant) == 0 {

@@ -1,5 +1,11 @@
 package model
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Reduction is a set of reductions of the actions a search expands. Each
 // leaves out actions whose successors are simulated by the successor of an
 // action it keeps (or by the state itself): for every run of the machine
@@ -71,6 +77,20 @@ func (r Reduction) String() string {
 		}
 	}
 	return string(b)
+}
+
+// ParseReduction reads a comma-separated list of reduction names (as
+// String gives them).
+func ParseReduction(list string) (Reduction, error) {
+	var r Reduction
+	for _, name := range strings.Split(list, ",") {
+		i := slices.Index(reductionNames[:], name)
+		if i < 0 {
+			return 0, fmt.Errorf("unknown reduction %q (want %s)", name, strings.Join(reductionNames[:], ", "))
+		}
+		r |= 1 << i
+	}
+	return r, nil
 }
 
 // Applies returns the reductions of r that apply to the machine: pauses
