@@ -65,6 +65,12 @@ type BFSOptions struct {
 	// after every level, from one goroutine at a time.
 	Progress      func(BFSProgress)
 	ProgressEvery time.Duration
+	// SpillDir is where levels go when the frontier does not fit in
+	// MaxMemory (or with Spill); default a temporary directory removed at
+	// the end. Spill keeps every level after the first on disk from the
+	// start.
+	SpillDir string
+	Spill    bool
 }
 
 // Shard splits a search into N independent jobs I = 0..N-1 at depth
@@ -103,6 +109,7 @@ const (
 	StopMaxStates = "max-states" // MaxStates was reached
 	StopCancelled = "cancelled"  // the context was done
 	StopMemory    = "memory"     // MaxMemory was reached
+	StopError     = "error"      // a spill file could not be written or read (BFSResult.Err)
 )
 
 // BFSResult is the outcome of a search.
@@ -177,6 +184,13 @@ type BFSResult struct {
 	// how many results MergeResults merged into it.
 	Shard  Shard `json:"shard"`
 	Shards int   `json:"shards,omitempty"`
+	// SpilledBytes is how much of the frontier went to disk: the bytes of
+	// the levels written to spill files (see BFSOptions.MaxMemory), over
+	// the whole search.
+	SpilledBytes uint64 `json:"spilledBytes,omitempty"`
+	// Err is why a search stopped with StopError: a spill file that
+	// could not be written or read.
+	Err error `json:"-"`
 }
 
 // Shortest is a shortest counterexample of one invariant.
@@ -297,6 +311,7 @@ type bfs struct {
 	outsCap      uint64 // bytes the chunks' candidate buffers hold
 	peakFrontier uint64
 	samples      []metrics.Sample
+	disk         disk // spilled levels
 }
 
 func newBFS(m *model.Machine, opt BFSOptions) *bfs {
@@ -329,6 +344,7 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 func (b *bfs) run(ctx context.Context) BFSResult {
 	b.start = time.Now()
 	b.lastProgress = b.start
+	defer b.disk.close()
 	init := b.m.Init()
 	var rep model.State
 	orbit := b.exps[0].canon.Canonical(&init, &rep)
@@ -339,9 +355,12 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
 	b.curStride = 1
+	if err := b.begin(); err != nil { // with Spill, the levels go to disk from the first
+		return BFSResult{Stopped: StopError, Err: err}
+	}
 	stopped := StopComplete
 	var stop edge
-	for len(b.cur) > 0 {
+	for b.levelLen() > 0 {
 		if b.opt.MaxDepth > 0 && b.depth >= b.opt.MaxDepth {
 			stopped = StopDepth
 			break
@@ -371,11 +390,16 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 				Length: len(run.Actions), Trace: trace(run), Run: run})
 		}
 	}
+	b.disk.report(&res)
 	return res
 }
 
 // keepShare keeps, of the level just reached, the states of shard sh.
 func (b *bfs) keepShare(sh Shard) {
+	if b.disk.cur != nil {
+		b.disk.cur.share(sh)
+		return
+	}
 	kept := b.cur[:0]
 	for i, off := range b.cur {
 		if i%sh.N == sh.I {
@@ -404,36 +428,35 @@ const batchChunks = 64
 // states the next level. It returns StopComplete when the level is done,
 // or why the search stops and, for a violation, its transition.
 func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
-	n := len(b.cur)
+	n := b.levelLen()
 	chunks := (n + chunkStates - 1) / chunkStates
 	b.expanded.Store(0)
 	nextStart := uint32(b.seen.len())
 	b.next = b.next[:0]
 	for lo := 0; lo < chunks; lo += batchChunks {
 		hi := min(lo+batchChunks, chunks)
-		if b.overBudget(hi-lo) && !b.compactAtBudget(hi-lo) {
-			return StopMemory, edge{}
+		if b.overBudget(hi - lo) {
+			if stopped := b.atBudget(lo, hi-lo); stopped != StopComplete {
+				return stopped, edge{}
+			}
 		}
-		winner := b.expandBatch(ctx, lo, hi)
+		wlo, whi, ok := b.window(lo, hi) // the batch's chunks as b.cur holds them
+		if !ok {
+			return StopError, edge{}
+		}
+		winner := b.expandBatch(ctx, wlo, whi)
 		if ctx.Err() != nil {
 			return StopCancelled, edge{}
 		}
-		if winner < hi {
-			b.outs = b.outs[:winner-lo+1] // later chunks may be partly done: ignored
+		if winner < whi {
+			b.outs = b.outs[:winner-wlo+1] // later chunks may be partly done: ignored
 			b.collect()
-			return StopViolation, b.outs[winner-lo].stop
+			return StopViolation, b.outs[winner-wlo].stop
 		}
 		b.collect()
 		b.merge()
 	}
-	b.cur, b.next = b.next, b.cur
-	b.curStart, b.curStride = nextStart, 1
-	b.depth++
-	if len(b.cur) > 0 {
-		b.levels = append(b.levels, uint64(len(b.cur)))
-		b.front.release(b.cur[0])
-	}
-	return StopComplete, edge{}
+	return b.switchLevel(nextStart), edge{}
 }
 
 // expandBatch expands chunks [lo, hi) of the current level into b.outs, in
@@ -643,19 +666,19 @@ func (b *bfs) merge() {
 	}
 	insert(0)
 	wg.Wait()
-	fresh := len(b.next)
+	fresh := b.nextLen()
 	for k := range b.outs {
 		out := &b.outs[k]
 		for _, c := range out.cands {
 			if c.fresh {
 				packs := b.packs[part(c.hash)%g]
-				b.next = append(b.next, b.front.add(packs[c.off:c.off+uint32(c.packed)]))
+				b.push(packs[c.off : c.off+uint32(c.packed)])
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}
 		}
 	}
-	b.lastFresh = uint64(len(b.next) - fresh)
+	b.lastFresh = b.nextLen() - fresh
 	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")
 	}
@@ -741,7 +764,7 @@ func (b *bfs) report() {
 	el := time.Since(b.start)
 	n := b.seen.len()
 	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
-		Frontier: uint64(len(b.cur)), Expanded: b.expanded.Load(), Elapsed: el,
+		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Elapsed: el,
 		Rate: float64(n) / max(el.Seconds(), 1e-9)})
 }
 
