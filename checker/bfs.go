@@ -65,10 +65,30 @@ type BFSOptions struct {
 	// after every level, from one goroutine at a time.
 	Progress      func(BFSProgress)
 	ProgressEvery time.Duration
+	// Checkpoint, when set, is a directory where the search saves itself
+	// (the file bfs.checkpoint, replaced atomically) at the start of the
+	// levels it expands, at most once per CheckpointEvery (0: every
+	// level), and when it ends: a search that stops (state limit, memory,
+	// time, cancellation) leaves the checkpoint of the last level it
+	// completed. A checkpoint of another search already there is an error,
+	// unless Resume names the directory.
+	Checkpoint      string
+	CheckpointEvery time.Duration
+	// Resume, when set, is a directory holding a checkpoint: the search
+	// goes on from it instead of from the initial state, and ends with the
+	// result of a search never interrupted. The checkpoint must be of the
+	// same search: Variant, the machine's config, Symmetry, HashCompact as
+	// asked, the stop invariants (Stop, Exhaustive) and Shard; other
+	// options are budgets and may change.
+	Resume string
+	// Variant names what is searched (a variant's name with its
+	// parameters), which a checkpoint records and Resume compares: the
+	// machine's design itself cannot be.
+	Variant string
 	// SpillDir is where levels go when the frontier does not fit in
-	// MaxMemory (or with Spill); default a temporary directory removed at
-	// the end. Spill keeps every level after the first on disk from the
-	// start.
+	// MaxMemory (or with Spill); default Checkpoint, else a temporary
+	// directory removed at the end. Spill keeps every level after the
+	// first on disk from the start.
 	SpillDir string
 	Spill    bool
 }
@@ -109,7 +129,7 @@ const (
 	StopMaxStates = "max-states" // MaxStates was reached
 	StopCancelled = "cancelled"  // the context was done
 	StopMemory    = "memory"     // MaxMemory was reached
-	StopError     = "error"      // a spill file could not be written or read (BFSResult.Err)
+	StopError     = "error"      // a checkpoint or spill file could not be read or written (BFSResult.Err)
 )
 
 // BFSResult is the outcome of a search.
@@ -186,10 +206,20 @@ type BFSResult struct {
 	Shards int   `json:"shards,omitempty"`
 	// SpilledBytes is how much of the frontier went to disk: the bytes of
 	// the levels written to spill files (see BFSOptions.MaxMemory), over
-	// the whole search.
+	// the whole search, resumed parts included.
 	SpilledBytes uint64 `json:"spilledBytes,omitempty"`
-	// Err is why a search stopped with StopError: a spill file that
-	// could not be written or read.
+	// Checkpoint is the file of the last checkpoint written
+	// (BFSOptions.Checkpoint) and CheckpointDepth the level it starts:
+	// BFSOptions.Resume goes on from there. Resumed is the file the search
+	// resumed from, ResumedDepth its level.
+	Checkpoint      string `json:"checkpoint,omitempty"`
+	CheckpointDepth int    `json:"checkpointDepth,omitempty"`
+	Resumed         string `json:"resumed,omitempty"`
+	ResumedDepth    int    `json:"resumedDepth,omitempty"`
+	// Err is why a search stopped with StopError: a checkpoint to resume
+	// that is missing, not one, corrupt or of another search
+	// (*CheckpointError), or a checkpoint or level file that could not be
+	// written or read.
 	Err error `json:"-"`
 }
 
@@ -311,7 +341,7 @@ type bfs struct {
 	outsCap      uint64 // bytes the chunks' candidate buffers hold
 	peakFrontier uint64
 	samples      []metrics.Sample
-	disk         disk // spilled levels
+	disk         disk // checkpoints and spilled levels
 }
 
 func newBFS(m *model.Machine, opt BFSOptions) *bfs {
@@ -355,18 +385,22 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
 	b.curStride = 1
-	if err := b.begin(); err != nil { // with Spill, the levels go to disk from the first
+	if err := b.begin(); err != nil { // a checkpoint resumed replaces the initial state; Spill starts
 		return BFSResult{Stopped: StopError, Err: err}
 	}
 	stopped := StopComplete
 	var stop edge
 	for b.levelLen() > 0 {
+		b.mark() // what a checkpoint saves: the search as this level starts
 		if b.opt.MaxDepth > 0 && b.depth >= b.opt.MaxDepth {
 			stopped = StopDepth
 			break
 		}
 		if b.opt.MaxStates > 0 && b.seen.len() >= b.opt.MaxStates {
 			stopped = StopMaxStates
+			break
+		}
+		if stopped = b.checkpoint(false); stopped != StopComplete {
 			break
 		}
 		if stopped, stop = b.expandLevel(ctx); stopped != StopComplete {
@@ -378,6 +412,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 		b.expanded.Store(0) // the next level: none of it expanded yet
 		b.report()
 	}
+	stopped = b.checkpointAtEnd(stopped)
 	res := b.result(stopped)
 	if stop.ok {
 		res.Counterexample, res.Violation = b.rebuild(stop, b.stop)

@@ -2,19 +2,21 @@ package checker
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/fencecheck/fencecheck/model"
 )
 
 // disk is what a search keeps on disk: the levels spilled when the
-// frontier does not fit in the memory budget.
+// frontier does not fit in the memory budget, and the checkpoints.
 type disk struct {
 	dir     string        // the spill directory, once made
 	tempDir bool          // made under os.TempDir by the search: removed at the end
@@ -23,6 +25,14 @@ type disk struct {
 	spilled uint64        // bytes written to level files
 	err     error         // the first file error: the search stops with StopError
 	wbuf    *bufio.Writer // the buffer of the last level file written, for the next
+
+	mark       mark      // the search as the level being expanded started
+	savedDepth int       // the level of the last checkpoint written (-1: none)
+	lastSave   time.Time // when it was written
+	file       string    // where
+	resumed    string    // the checkpoint resumed from
+	resumedAt  int       // and its level
+	identity   ckSearch  // the search, as a checkpoint records it
 }
 
 // spillBuffer is the buffer of a level file's reader and writer.
@@ -62,13 +72,13 @@ func (d *disk) fail(err error) {
 }
 
 // spillDir returns the directory of level files, making it on first use:
-// BFSOptions.SpillDir, else a new temporary directory.
+// BFSOptions.SpillDir, else Checkpoint, else a new temporary directory.
 func (b *bfs) spillDir() (string, error) {
 	d := &b.disk
 	if d.dir != "" {
 		return d.dir, nil
 	}
-	if dir := b.opt.SpillDir; dir != "" {
+	if dir := cmp.Or(b.opt.SpillDir, b.opt.Checkpoint); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
@@ -148,6 +158,13 @@ func (r *levelReader) seek(off int64, pos uint64) {
 	r.pos = pos
 }
 
+// again returns a reader of the same level from its start.
+func (r *levelReader) again() *levelReader {
+	a := newLevelReader(r.f, r.states, r.start, nil)
+	a.stride, a.keep, a.every = r.stride, r.keep, r.every
+	return a
+}
+
 // len is the number of the level's states.
 func (r *levelReader) len() int {
 	if r.states <= uint64(r.keep) {
@@ -186,6 +203,22 @@ func (r *levelReader) next() ([]byte, bool, error) {
 		err = io.ErrUnexpectedEOF
 	}
 	return nil, false, fmt.Errorf("spill file %s: state %d of %d: %w", r.f.Name(), r.pos, r.states, err)
+}
+
+// each calls f on each of the level's states in order.
+func (r *levelReader) each(f func(packed []byte)) error {
+	for {
+		p, kept, err := r.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if kept {
+			f(p)
+		}
+	}
 }
 
 // remove closes and deletes a level file.
@@ -359,19 +392,12 @@ func (b *bfs) atBudget(lo, n int) string {
 	return StopMemory
 }
 
-// begin starts spilling at once with BFSOptions.Spill.
-func (b *bfs) begin() error {
-	if b.opt.Spill {
-		w, err := b.newLevel()
-		if err != nil {
-			return err
-		}
-		b.disk.next = w
-	}
-	return nil
-}
-
 // report puts into res what the disk did, and its error.
 func (d *disk) report(res *BFSResult) {
-	res.SpilledBytes, res.Err = d.spilled, d.err
+	res.SpilledBytes = d.spilled
+	if d.savedDepth >= 0 {
+		res.Checkpoint, res.CheckpointDepth = d.file, d.savedDepth
+	}
+	res.Resumed, res.ResumedDepth = d.resumed, d.resumedAt
+	res.Err = d.err
 }

@@ -35,11 +35,11 @@ func searchCases(t *testing.T, c model.Config) []searchCase {
 	ref, gbfm := newMachine(t, c, model.Design{}), newMachine(t, c, gbf.Design)
 	sym := model.SymWorkers
 	return []searchCase{
-		{"reference, exhaustive", ref, BFSOptions{Exhaustive: true, Symmetry: sym}},
-		{"grant-before-fence, exhaustive", gbfm, BFSOptions{Exhaustive: true, Symmetry: sym}},
-		{"grant-before-fence, stop at fence-before-grant", gbfm, BFSOptions{Stop: spec.SetOf(spec.FenceBeforeGrant), Symmetry: sym}},
-		{"grant-before-fence, hash compact", gbfm, BFSOptions{Exhaustive: true, Symmetry: sym, HashCompact: true}},
-		{"grant-before-fence, shard 1/3", gbfm, BFSOptions{Exhaustive: true, Symmetry: sym, Shard: Shard{I: 1, N: 3, Depth: 5}}},
+		{"reference, exhaustive", ref, BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: sym}},
+		{"grant-before-fence, exhaustive", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym}},
+		{"grant-before-fence, stop at fence-before-grant", gbfm, BFSOptions{Variant: gbf.Name, Stop: spec.SetOf(spec.FenceBeforeGrant), Symmetry: sym}},
+		{"grant-before-fence, hash compact", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym, HashCompact: true}},
+		{"grant-before-fence, shard 1/3", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym, Shard: Shard{I: 1, N: 3, Depth: 5}}},
 	}
 }
 
@@ -61,6 +61,15 @@ func sameSearch(t *testing.T, what string, want, got BFSResult) {
 			t.Fatalf("%s: shortest %+v, want %+v", what, got.Shortest[i], want.Shortest[i])
 		}
 	}
+}
+
+// sum is the number of states in levels.
+func sum(levels []uint64) uint64 {
+	var n uint64
+	for _, l := range levels {
+		n += l
+	}
+	return n
 }
 
 // emptyDir fails unless dir holds nothing.
@@ -89,7 +98,7 @@ func TestBFSSpillSameResult(t *testing.T) {
 		opt.Spill, opt.SpillDir = true, t.TempDir()
 		got := BFS(ctx, tc.m, opt)
 		sameSearch(t, tc.name+", spilled", want, got)
-		if want.SpilledBytes != 0 || got.SpilledBytes == 0 {
+		if want.SpilledBytes != 0 || got.SpilledBytes == 0 || got.Checkpoint != "" {
 			t.Fatalf("%s: %d bytes spilled in memory, %d on disk", tc.name, want.SpilledBytes, got.SpilledBytes)
 		}
 		emptyDir(t, tc.name, opt.SpillDir)
