@@ -276,7 +276,6 @@ func (w *ckWriter) bytes(p []byte) {
 	w.w.Write(p) // bufio's errors are sticky: the final Flush reports them
 }
 
-func (w *ckWriter) u16(v uint16) { w.bytes(binary.LittleEndian.AppendUint16(w.block[:0], v)) }
 func (w *ckWriter) u32(v uint32) { w.bytes(binary.LittleEndian.AppendUint32(w.block[:0], v)) }
 func (w *ckWriter) u64(v uint64) { w.bytes(binary.LittleEndian.AppendUint64(w.block[:0], v)) }
 
@@ -351,9 +350,13 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 
 	// The frontier: the packed states of the level.
 	w.u64(uint64(b.levelLen()))
+	block := w.block[:0]
 	record := func(p []byte) {
-		w.u16(uint16(len(p)))
-		w.bytes(p)
+		if len(block)+2+len(p) > blockBytes {
+			w.bytes(block)
+			block = block[:0]
+		}
+		block = append(binary.LittleEndian.AppendUint16(block, uint16(len(p))), p...)
 	}
 	if r := b.disk.cur; r != nil {
 		if err := r.again().each(record); err != nil {
@@ -364,6 +367,7 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 			record(b.front.key(off))
 		}
 	}
+	w.bytes(block)
 	w.u32(w.crc)
 	w.bytes([]byte(checkpointEnd))
 	return w.w.Flush()
