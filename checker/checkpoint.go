@@ -44,11 +44,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // what differs or is wrong (variant, config.ttl, symmetry, mode, stop,
 // shard, model, depth, version) when one thing is.
 type CheckpointError struct {
-	File  string
-	Field string
-	Msg   string
+	File  string // the checkpoint's path
+	Field string // what differs or is wrong, or ""
+	Msg   string // how, in words
 }
 
+// Error names the file, the field if any, and what is wrong.
 func (e *CheckpointError) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%s: %s: %s", e.File, e.Field, e.Msg)
@@ -429,6 +430,7 @@ func (b *bfs) header() ckHeader {
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
 }
 
+// nonNil is s, or an empty list for none (JSON [] rather than null).
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
