@@ -69,6 +69,32 @@ type BFSOptions struct {
 	// after every level, from one goroutine at a time.
 	Progress      func(BFSProgress)
 	ProgressEvery time.Duration
+	// Checkpoint, when set, is a directory where the search saves itself
+	// (the file bfs.checkpoint, replaced atomically) at the start of the
+	// levels it expands, at most once per CheckpointEvery (0: every
+	// level), and when it ends: a search that stops (state limit, memory,
+	// time, cancellation) leaves the checkpoint of the last level it
+	// completed. A checkpoint of another search already there is an error,
+	// unless Resume names the directory.
+	Checkpoint      string
+	CheckpointEvery time.Duration
+	// Resume, when set, is a directory holding a checkpoint: the search
+	// goes on from it instead of from the initial state, and ends with the
+	// result of a search never interrupted. The checkpoint must be of the
+	// same search: Variant, the machine's config, Symmetry, HashCompact as
+	// asked, the stop invariants (Stop, Exhaustive) and Shard; other
+	// options are budgets and may change.
+	Resume string
+	// Variant names what is searched (a variant's name with its
+	// parameters), which a checkpoint records and Resume compares: the
+	// machine's design itself cannot be.
+	Variant string
+	// SpillDir is where levels go when the frontier does not fit in
+	// MaxMemory (or with Spill); default Checkpoint, else a temporary
+	// directory removed at the end. Spill keeps every level after the
+	// first on disk from the start.
+	SpillDir string
+	Spill    bool
 }
 
 // Shard splits a search into N independent jobs I = 0..N-1 at depth
@@ -107,6 +133,7 @@ const (
 	StopMaxStates = "max-states" // MaxStates was reached
 	StopCancelled = "cancelled"  // the context was done
 	StopMemory    = "memory"     // MaxMemory was reached
+	StopError     = "error"      // a checkpoint or spill file could not be read or written (BFSResult.Err)
 )
 
 // BFSResult is the outcome of a search.
@@ -185,6 +212,23 @@ type BFSResult struct {
 	// how many results MergeResults merged into it.
 	Shard  Shard `json:"shard"`
 	Shards int   `json:"shards,omitempty"`
+	// SpilledBytes is how much of the frontier went to disk: the bytes of
+	// the levels written to spill files (see BFSOptions.MaxMemory), over
+	// the whole search, resumed parts included.
+	SpilledBytes uint64 `json:"spilledBytes,omitempty"`
+	// Checkpoint is the file of the last checkpoint written
+	// (BFSOptions.Checkpoint) and CheckpointDepth the level it starts:
+	// BFSOptions.Resume goes on from there. Resumed is the file the search
+	// resumed from, ResumedDepth its level.
+	Checkpoint      string `json:"checkpoint,omitempty"`
+	CheckpointDepth int    `json:"checkpointDepth,omitempty"`
+	Resumed         string `json:"resumed,omitempty"`
+	ResumedDepth    int    `json:"resumedDepth,omitempty"`
+	// Err is why a search stopped with StopError: a checkpoint to resume
+	// that is missing, not one, corrupt or of another search
+	// (*CheckpointError), or a checkpoint or level file that could not be
+	// written or read.
+	Err error `json:"-"`
 }
 
 // Shortest is a shortest counterexample of one invariant.
@@ -305,6 +349,7 @@ type bfs struct {
 	outsCap      uint64 // bytes the chunks' candidate buffers hold
 	peakFrontier uint64
 	samples      []metrics.Sample
+	disk         disk // checkpoints and spilled levels
 }
 
 func newBFS(m *model.Machine, opt BFSOptions) *bfs {
@@ -337,6 +382,7 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 func (b *bfs) run(ctx context.Context) BFSResult {
 	b.start = time.Now()
 	b.lastProgress = b.start
+	defer b.disk.close()
 	init := b.m.Init()
 	var rep model.State
 	orbit := b.exps[0].canon.Canonical(&init, &rep)
@@ -347,15 +393,22 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
 	b.curStride = 1
+	if err := b.begin(); err != nil { // a checkpoint resumed replaces the initial state; Spill starts
+		return BFSResult{Stopped: StopError, Err: err}
+	}
 	stopped := StopComplete
 	var stop edge
-	for len(b.cur) > 0 {
+	for b.levelLen() > 0 {
+		b.mark() // what a checkpoint saves: the search as this level starts
 		if b.opt.MaxDepth > 0 && b.depth >= b.opt.MaxDepth {
 			stopped = StopDepth
 			break
 		}
 		if b.opt.MaxStates > 0 && b.seen.len() >= b.opt.MaxStates {
 			stopped = StopMaxStates
+			break
+		}
+		if stopped = b.checkpoint(false); stopped != StopComplete {
 			break
 		}
 		if stopped, stop = b.expandLevel(ctx); stopped != StopComplete {
@@ -367,6 +420,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 		b.expanded.Store(0) // the next level: none of it expanded yet
 		b.report()
 	}
+	stopped = b.checkpointAtEnd(stopped)
 	res := b.result(stopped)
 	if stop.ok {
 		res.Counterexample, res.Violation = b.rebuild(stop, b.stop)
@@ -379,11 +433,16 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 				Length: len(run.Actions), Trace: trace(run), Run: run})
 		}
 	}
+	b.disk.report(&res)
 	return res
 }
 
 // keepShare keeps, of the level just reached, the states of shard sh.
 func (b *bfs) keepShare(sh Shard) {
+	if b.disk.cur != nil {
+		b.disk.cur.share(sh)
+		return
+	}
 	kept := b.cur[:0]
 	for i, off := range b.cur {
 		if i%sh.N == sh.I {
@@ -412,36 +471,35 @@ const batchChunks = 64
 // states the next level. It returns StopComplete when the level is done,
 // or why the search stops and, for a violation, its transition.
 func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
-	n := len(b.cur)
+	n := b.levelLen()
 	chunks := (n + chunkStates - 1) / chunkStates
 	b.expanded.Store(0)
 	nextStart := uint32(b.seen.len())
 	b.next = b.next[:0]
 	for lo := 0; lo < chunks; lo += batchChunks {
 		hi := min(lo+batchChunks, chunks)
-		if b.overBudget(hi-lo) && !b.compactAtBudget(hi-lo) {
-			return StopMemory, edge{}
+		if b.overBudget(hi - lo) {
+			if stopped := b.atBudget(lo, hi-lo); stopped != StopComplete {
+				return stopped, edge{}
+			}
 		}
-		winner := b.expandBatch(ctx, lo, hi)
+		wlo, whi, ok := b.window(lo, hi) // the batch's chunks as b.cur holds them
+		if !ok {
+			return StopError, edge{}
+		}
+		winner := b.expandBatch(ctx, wlo, whi)
 		if ctx.Err() != nil {
 			return StopCancelled, edge{}
 		}
-		if winner < hi {
-			b.outs = b.outs[:winner-lo+1] // later chunks may be partly done: ignored
+		if winner < whi {
+			b.outs = b.outs[:winner-wlo+1] // later chunks may be partly done: ignored
 			b.collect()
-			return StopViolation, b.outs[winner-lo].stop
+			return StopViolation, b.outs[winner-wlo].stop
 		}
 		b.collect()
 		b.merge()
 	}
-	b.cur, b.next = b.next, b.cur
-	b.curStart, b.curStride = nextStart, 1
-	b.depth++
-	if len(b.cur) > 0 {
-		b.levels = append(b.levels, uint64(len(b.cur)))
-		b.front.release(b.cur[0])
-	}
-	return StopComplete, edge{}
+	return b.switchLevel(nextStart), edge{}
 }
 
 // expandBatch expands chunks [lo, hi) of the current level into b.outs, in
@@ -651,19 +709,19 @@ func (b *bfs) merge() {
 	}
 	insert(0)
 	wg.Wait()
-	fresh := len(b.next)
+	fresh := b.nextLen()
 	for k := range b.outs {
 		out := &b.outs[k]
 		for _, c := range out.cands {
 			if c.fresh {
 				packs := b.packs[part(c.hash)%g]
-				b.next = append(b.next, b.front.add(packs[c.off:c.off+uint32(c.packed)]))
+				b.push(packs[c.off : c.off+uint32(c.packed)])
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}
 		}
 	}
-	b.lastFresh = uint64(len(b.next) - fresh)
+	b.lastFresh = b.nextLen() - fresh
 	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")
 	}
@@ -749,7 +807,7 @@ func (b *bfs) report() {
 	el := time.Since(b.start)
 	n := b.seen.len()
 	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
-		Frontier: uint64(len(b.cur)), Expanded: b.expanded.Load(), Elapsed: el,
+		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Elapsed: el,
 		Rate: float64(n) / max(el.Seconds(), 1e-9)})
 }
 

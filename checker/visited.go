@@ -272,7 +272,7 @@ func (s *stateSet) bytes() uint64 {
 // stays, the keys and their arenas go.
 func (s *stateSet) compact() {
 	for i, p := range s.parts {
-		c := newVisited(true, nil)
+		c := compactVisited(p.n)
 		for _, e := range p.table {
 			if e != 0 {
 				c.insert(nil, hashKey(p.keys.key(e&offMask-1)))
@@ -280,4 +280,16 @@ func (s *stateSet) compact() {
 		}
 		s.parts[i], s.arenas[i] = c, arena{}
 	}
+}
+
+// compactVisited returns an empty hash-compact table of the size n entries
+// grow one to. Entries taken in table order come sorted by home slot:
+// inserted into a smaller table, they would pile up in its first slots,
+// each insertion probing past all those before it.
+func compactVisited(n uint64) *visited {
+	bits := uint(12)
+	for n*4 > uint64(3)<<bits {
+		bits++
+	}
+	return &visited{compact: true, table: make([]uint64, 1<<bits), shift: 64 - bits}
 }

@@ -227,8 +227,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store a 64-bit hash per state (the chance of a missed state is reported)")
 	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
-	memBudget := memoryFlag(fs, "bfs: stop cleanly when the Go heap reaches this size: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); stopping there is incomplete (exit 3)")
-	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory, switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
+	memBudget := memoryFlag(fs, "bfs: a budget of Go heap: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); when the heap reaches it the frontier goes to disk (--spill-dir), then the visited set to hash compaction (--compact-at-budget), then the search stops cleanly, incomplete (exit 3)")
+	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory (the frontier gone to disk first), switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
+	disk := newDiskFlags(fs)
 	reduce := reduceFlag(fs)
 	live := livenessFlags(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
@@ -259,6 +260,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	if *mode != "random" && *mode != "bfs" {
 		return 0, usagef("--mode %q: want random or bfs", *mode)
+	}
+	if err := disk.check(*mode); err != nil {
+		return 0, err
 	}
 	var shard checker.Shard
 	if *shardFlag != "" {
@@ -296,13 +300,18 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	cause := func() string { return stopCause(ctx) } // what ended an incomplete search, in words
 	var causeNote string                             // and more about it, for a person
 	var pf *proof                                    // what a BFS proves
+	var resume, resumeNote string                    // the command that goes on from a checkpoint, in words
 	if *mode == "bfs" {
 		summary["maxMemory"] = uint64(*memBudget)
 		opt := checker.BFSOptions{Stop: stop, MaxDepth: *depth, MaxStates: *maxStates, MaxMemory: uint64(*memBudget), CompactAtBudget: *compactAtBudget,
-			Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reduction(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard,
+			Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reduction(*reduce), HashCompact: *hashCompact, Goroutines: *cores, Shard: shard, Variant: v.Name,
 			Progress: func(p checker.BFSProgress) { meter.update(func(time.Duration) string { return bfsProgressLine(p) }) }}
+		disk.options(&opt)
 		res := checker.BFS(ctx, m, opt)
 		meter.done()
+		if res.Err != nil {
+			return 0, usageError{res.Err}
+		}
 		summary["bfs"] = res
 		pf = newProof(m, v, opt, res, *invID)
 		if live.on {
@@ -311,6 +320,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			}
 		}
 		summary["proof"] = pf
+		resume = resumeCommand(fs, res, opt.Checkpoint)
+		resumeNote = resumeHint(res, resume)
 		reached = res.Reached
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
@@ -324,6 +335,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		if !*jsonOut {
 			printBFS(stdout, res, v)
+			printDisk(stdout, res)
 			pf.print(stdout)
 		}
 	} else {
@@ -354,6 +366,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		if !complete {
 			code = exitIncomplete
 			summary["stopped"] = cause()
+			if resume != "" {
+				summary["resume"] = resume
+			}
 		}
 		// A search that never reached what the verdict depends on shows
 		// nothing: it is no pass.
@@ -369,6 +384,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		if !complete {
 			fmt.Fprintf(stdout, "%s: incomplete: %s in %s (%s%s); no violation found so far\n", v.Name, howFar,
 				elapsed.Round(time.Millisecond), cause(), causeNote)
+			fmt.Fprint(stdout, resumeNote)
 			return code, nil
 		}
 		if vacuous != 0 {

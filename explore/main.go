@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/realdb"
@@ -40,7 +41,8 @@ const exitStatuses = `exit status:
      progress fails, a witness saved)
   2  usage or input error (the message names the file, line and field at fault)
   3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C) before the budget was spent or
-     the space exhausted, with no violation found so far; for search --liveness, progress not checked`
+     the space exhausted, with no violation found so far (a BFS with --checkpoint prints the
+     --resume command that goes on); for search --liveness, progress not checked`
 
 // usageError marks a usage or input error (every verb error is one: exit
 // status 2).
@@ -175,6 +177,13 @@ func errorObject(err error) map[string]any {
 	var fe fileError
 	if errors.As(err, &fe) {
 		o["error"], o["file"] = fe.msg, fe.file
+	}
+	var ce *checker.CheckpointError
+	if errors.As(err, &ce) {
+		o["error"], o["file"] = ce.Msg, ce.File
+		if ce.Field != "" {
+			o["field"] = ce.Field
+		}
 	}
 	return o
 }

@@ -236,6 +236,9 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 	want := spec.SetOf(invs...)
 	res := checker.BFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
 		Symmetry: model.SymWorkers | model.SymResources, Reduce: b.Reduce})
+	if res.Err != nil { // a level spilled at the memory budget could not be written or read
+		return nil, res.Err
+	}
 	cells := map[string]viz.SweepCell{}
 	for _, s := range res.Shortest {
 		if want&spec.SetOf(s.Invariant) == 0 {

@@ -1,0 +1,310 @@
+package checker
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// smallConfig is searched in milliseconds (5,562 states, 16 levels); its
+// levels fit in one batch.
+var smallConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Drops: 1, Dups: 1}
+
+// TestBFSResumeEveryLevel: a search stopped at each level in turn (by its
+// depth bound, at level 0 by its state bound), then resumed from its checkpoint without the bound, ends
+// with the uninterrupted search's result; so does one resumed again and
+// again, one level at a time, from the checkpoint it rewrites.
+func TestBFSResumeEveryLevel(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range searchCases(t, smallConfig) {
+		want := BFS(ctx, tc.m, tc.opt)
+		if len(want.Shortest) == 0 && tc.opt.Variant != "reference" {
+			t.Fatalf("%s: no violation to find again", tc.name)
+		}
+		for d := 0; d <= want.MaxDepth+1; d++ {
+			dir := t.TempDir()
+			opt := tc.opt
+			opt.Checkpoint, opt.MaxDepth = dir, d
+			if d == 0 {
+				opt.MaxStates = 1
+			}
+			first := BFS(ctx, tc.m, opt)
+			if first.Err != nil || first.Checkpoint != filepath.Join(dir, CheckpointFile) {
+				t.Fatalf("%s, depth %d: %v, checkpoint %q", tc.name, d, first.Err, first.Checkpoint)
+			}
+			opt.MaxDepth, opt.MaxStates, opt.Resume = 0, 0, dir
+			got := BFS(ctx, tc.m, opt)
+			sameSearch(t, tc.name+", resumed", want, got)
+			if got.Resumed == "" || got.ResumedDepth != first.CheckpointDepth || first.Stopped != StopViolation && first.CheckpointDepth != min(d, want.MaxDepth+1) {
+				t.Fatalf("%s: stopped at depth %d (%s), checkpoint of depth %d, resumed at %d", tc.name, d, first.Stopped,
+					first.CheckpointDepth, got.ResumedDepth)
+			}
+		}
+		dir := t.TempDir()
+		opt := tc.opt
+		opt.Checkpoint = dir
+		var got BFSResult
+		for d := 1; d <= want.MaxDepth+2 && got.Stopped != want.Stopped; d++ {
+			opt.MaxDepth = d
+			if got = BFS(ctx, tc.m, opt); got.Err != nil {
+				t.Fatalf("%s, step %d: %v", tc.name, d, got.Err)
+			}
+			opt.Resume = dir
+		}
+		sameSearch(t, tc.name+", resumed level by level", want, got)
+	}
+}
+
+// TestBFSResumeMidLevel: a search cancelled in the middle of a level, or
+// stopped there by a violation, leaves the checkpoint of the level's start
+// (the states stored since are left out); resumed, it ends as the
+// uninterrupted search, exact, hash-compact, or with its levels on disk.
+func TestBFSResumeMidLevel(t *testing.T) {
+	ctx := context.Background()
+	resume := func(t *testing.T, name string, want BFSResult, m *model.Machine, opt BFSOptions, first BFSResult) {
+		t.Helper()
+		if first.Err != nil || first.States == sum(first.Levels) {
+			t.Fatalf("%s: %s with %d states, levels %v (%v): not in the middle of a level", name, first.Stopped,
+				first.States, first.Levels, first.Err)
+		}
+		opt.Progress, opt.Resume = nil, opt.Checkpoint
+		got := BFS(ctx, m, opt)
+		sameSearch(t, name+", resumed", want, got)
+		if opt.Spill != (got.SpilledBytes > 0) {
+			t.Fatalf("%s: spill %v, %d bytes spilled", name, opt.Spill, got.SpilledBytes)
+		}
+	}
+	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMachine(t, baseConfig, gbf.Design)
+	var cases []searchCase
+	for _, tc := range searchCases(t, wideConfig) {
+		if tc.opt.Stop == 0 { // its violation is found in a level of one batch
+			cases = append(cases, tc)
+		}
+	}
+	for _, tc := range append(cases,
+		searchCase{"grant-before-fence, stop at fencing", m, BFSOptions{Variant: gbf.Name, Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers}},
+		searchCase{"grant-before-fence, stop at fencing, hash compact", m, BFSOptions{Variant: gbf.Name, Stop: spec.SetOf(spec.Fencing),
+			Symmetry: model.SymWorkers, HashCompact: true}}) {
+		want := BFS(ctx, tc.m, tc.opt)
+		for _, spill := range []bool{false, true} {
+			opt := tc.opt
+			opt.Spill, opt.SpillDir = spill, t.TempDir()
+			name := tc.name + ", spill " + strconv.FormatBool(spill)
+			if tc.opt.Stop != 0 {
+				opt.Checkpoint = t.TempDir()
+				resume(t, name, want, tc.m, opt, BFS(ctx, tc.m, opt))
+				continue
+			}
+			depth := widestLevel(t, want)
+			stop, cancel := context.WithCancel(ctx)
+			opt.Checkpoint, opt.ProgressEvery = t.TempDir(), time.Nanosecond
+			opt.Progress = func(p BFSProgress) {
+				if p.Depth == depth && p.Expanded > batchChunks*chunkStates { // in the second batch: the first is merged
+					cancel()
+				}
+			}
+			first := BFS(stop, tc.m, opt)
+			cancel()
+			if first.Stopped != StopCancelled || first.CheckpointDepth != depth {
+				t.Fatalf("%s: %s, checkpoint of depth %d, want cancelled in level %d", name, first.Stopped, first.CheckpointDepth, depth)
+			}
+			resume(t, name, want, tc.m, opt, first)
+		}
+	}
+}
+
+// widestLevel returns the widest level of a search (below the split of a
+// shard), checking that it spans several batches.
+func widestLevel(t *testing.T, r BFSResult) int {
+	widest := 0
+	for d, n := range r.Levels {
+		if n > r.Levels[widest] && (r.Shard.N < 2 || d > r.Shard.Depth) {
+			widest = d
+		}
+	}
+	if r.Levels[widest] <= batchChunks*chunkStates+chunkStates {
+		t.Fatalf("levels %v: none of several batches", r.Levels)
+	}
+	return widest
+}
+
+// TestBFSResumeAfterMemoryStop: a search that meets its memory budget (of
+// one byte: at once) spills its next level, switches to hash compaction if
+// allowed, stops, and leaves its checkpoint so (here, resumed from depth
+// 6 into another directory); resumed from there with no budget it
+// completes, with the uninterrupted search's states and verdicts, hash
+// compact from the switch on. A search from the start stopped so resumes
+// too.
+func TestBFSResumeAfterMemoryStop(t *testing.T) {
+	ctx := context.Background()
+	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMachine(t, smallConfig, gbf.Design)
+	opt := BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: model.SymWorkers}
+	want := BFS(ctx, m, opt)
+	for _, compact := range []bool{false, true} {
+		dir := t.TempDir()
+		opt := opt
+		opt.Checkpoint, opt.MaxDepth = dir, 6
+		if r := BFS(ctx, m, opt); r.Stopped != StopDepth {
+			t.Fatalf("depth 6: %s %v", r.Stopped, r.Err)
+		}
+		opt.MaxDepth, opt.Resume, opt.MaxMemory, opt.CompactAtBudget = 0, dir, 1, compact
+		dir = t.TempDir()
+		opt.Checkpoint, opt.CheckpointEvery = dir, time.Hour // not as the level starts: as the search ends
+		stopped := BFS(ctx, m, opt)
+		if stopped.Stopped != StopMemory || stopped.CheckpointDepth != 6 || stopped.HashCompact != compact ||
+			compact && stopped.CompactedAt != sum(want.Levels[:7]) {
+			t.Fatalf("budget of 1 byte, compact %v: %s, checkpoint of depth %d, hash-compact %v, compacted at %d (%v)",
+				compact, stopped.Stopped, stopped.CheckpointDepth, stopped.HashCompact, stopped.CompactedAt, stopped.Err)
+		}
+		opt.MaxMemory, opt.Resume = 0, dir
+		got := BFS(ctx, m, opt)
+		w := want
+		if compact {
+			w.HashCompact, w.CompactedAt, w.OmissionBound = true, stopped.CompactedAt, got.OmissionBound
+		}
+		sameSearch(t, "resumed after the memory budget", w, got)
+		if got.SpilledBytes == 0 || got.OmissionBound > 0 != compact {
+			t.Fatalf("resumed: %d bytes spilled, omission bound %g", got.SpilledBytes, got.OmissionBound)
+		}
+	}
+	dir := t.TempDir()
+	opt.Checkpoint, opt.MaxMemory, opt.CheckpointEvery = dir, 1, 0
+	if r := BFS(ctx, m, opt); r.Stopped != StopMemory || r.CheckpointDepth != 0 {
+		t.Fatalf("from the start at a budget of 1 byte: %s, checkpoint of depth %d (%v)", r.Stopped, r.CheckpointDepth, r.Err)
+	}
+	opt.Resume, opt.MaxMemory = dir, 0
+	sameSearch(t, "resumed after the memory budget at level 0", want, BFS(ctx, m, opt))
+}
+
+// TestBFSResumeRefusesAnotherSearch: a checkpoint resumes only the search
+// it is of; the error names the file and the field that differs. A
+// directory that holds a checkpoint is not overwritten by a new search;
+// one with none cannot be resumed.
+func TestBFSResumeRefusesAnotherSearch(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, smallConfig, model.Design{})
+	opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, MaxDepth: 5}
+	dir := t.TempDir()
+	opt.Checkpoint = dir
+	if r := BFS(ctx, m, opt); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	file := filepath.Join(dir, CheckpointFile)
+	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := smallConfig
+	ttl.TTL = 2
+	for _, c := range []struct {
+		field string
+		m     *model.Machine
+		edit  func(*BFSOptions)
+	}{
+		{"variant", m, func(o *BFSOptions) { o.Variant = "other" }},
+		{"config.ttl", newMachine(t, ttl, model.Design{}), func(*BFSOptions) {}},
+		{"symmetry", m, func(o *BFSOptions) { o.Symmetry = 0 }},
+		{"reduce", m, func(o *BFSOptions) { o.Reduce = model.Reductions }},
+		{"mode", m, func(o *BFSOptions) { o.HashCompact = true }},
+		{"stop", m, func(o *BFSOptions) { o.Exhaustive = false }},
+		{"shard", m, func(o *BFSOptions) { o.Shard = Shard{I: 0, N: 2, Depth: 2} }},
+		{"depth", m, func(o *BFSOptions) { o.MaxDepth = 3 }},
+		{"model", newMachine(t, smallConfig, gbf.Design), func(*BFSOptions) {}},
+	} {
+		o := opt
+		o.Resume, o.Checkpoint = dir, ""
+		c.edit(&o)
+		r := BFS(ctx, c.m, o)
+		var ce *CheckpointError
+		if r.Stopped != StopError || !errors.As(r.Err, &ce) || ce.Field != c.field || ce.File != file || r.States != 0 {
+			t.Errorf("%s differs: stopped %s, %d states, error %v", c.field, r.Stopped, r.States, r.Err)
+		}
+	}
+	o := opt
+	r := BFS(ctx, m, o)
+	var ce *CheckpointError
+	if r.Stopped != StopError || !errors.As(r.Err, &ce) || ce.File != file || !strings.Contains(ce.Msg, "already there") {
+		t.Errorf("a new search into a directory with a checkpoint: %s, %v", r.Stopped, r.Err)
+	}
+	o.Checkpoint, o.Resume = "", t.TempDir()
+	if r := BFS(ctx, m, o); r.Stopped != StopError || !errors.As(r.Err, &ce) || !strings.Contains(ce.Msg, "no checkpoint") {
+		t.Errorf("resuming from an empty directory: %s, %v", r.Stopped, r.Err)
+	}
+}
+
+// TestBFSCheckpointCorrupt: a checkpoint with any byte flipped, cut short
+// anywhere or grown is refused with an error naming the file, never a
+// panic or a wrong search; the same file intact resumes.
+func TestBFSCheckpointCorrupt(t *testing.T) {
+	ctx := context.Background()
+	for _, compact := range []bool{false, true} {
+		m := newMachine(t, smallConfig, model.Design{})
+		opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, MaxDepth: 9, HashCompact: compact}
+		dir := t.TempDir()
+		opt.Checkpoint = dir
+		BFS(ctx, m, opt)
+		file := filepath.Join(dir, CheckpointFile)
+		good, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Checkpoint, opt.Resume, opt.MaxDepth = "", dir, 0
+		try := func(what string, data []byte) {
+			t.Helper()
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := BFS(ctx, m, opt)
+			var ce *CheckpointError
+			if r.Stopped != StopError || !errors.As(r.Err, &ce) || ce.File != file || r.States != 0 ||
+				!strings.Contains(ce.Msg, "corrupt") && !strings.Contains(ce.Msg, "truncated") &&
+					ce.Msg != "not a fencecheck BFS checkpoint" && ce.Field != "version" {
+				t.Fatalf("compact %v, %s: stopped %s, error %v", compact, what, r.Stopped, r.Err)
+			}
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(len(good))))
+		positions := []int{0, len(checkpointMagic), len(checkpointMagic) + 5, 40, len(good) - 1, len(good) - len(checkpointEnd) - 2}
+		for range 100 {
+			positions = append(positions, rng.IntN(len(good)))
+		}
+		for _, i := range positions {
+			bad := slices.Clone(good)
+			bad[i] ^= 1 << rng.IntN(8)
+			try("byte "+strconv.Itoa(i)+" flipped", bad)
+		}
+		cuts := []int{0, 1, len(checkpointMagic), 100, len(good) / 2, len(good) - 1}
+		for range 30 {
+			cuts = append(cuts, rng.IntN(len(good)))
+		}
+		for _, n := range cuts {
+			try("cut to "+strconv.Itoa(n)+" bytes", good[:n])
+		}
+		try("grown", append(slices.Clone(good), 0))
+		if err := os.WriteFile(file, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := BFS(ctx, m, opt); r.Err != nil || !r.Complete {
+			t.Fatalf("the intact checkpoint: %s, %v", r.Stopped, r.Err)
+		}
+		t.Logf("hash-compact %v: a checkpoint of %d bytes (depth 9), %d flips and %d cuts refused", compact, len(good), len(positions), len(cuts))
+	}
+}

@@ -1,0 +1,403 @@
+package checker
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/fencecheck/fencecheck/model"
+)
+
+// disk is what a search keeps on disk: the levels spilled when the
+// frontier does not fit in the memory budget, and the checkpoints.
+type disk struct {
+	dir     string        // the spill directory, once made
+	tempDir bool          // made under os.TempDir by the search: removed at the end
+	cur     *levelReader  // the level being expanded, when it is on disk
+	next    *levelWriter  // the next level, when it goes to disk
+	spilled uint64        // bytes written to level files
+	err     error         // the first file error: the search stops with StopError
+	wbuf    *bufio.Writer // the buffer of the last level file written, for the next
+
+	mark       mark      // the search as the level being expanded started
+	savedDepth int       // the level of the last checkpoint written (-1: none)
+	lastSave   time.Time // when it was written
+	file       string    // where
+	resumed    string    // the checkpoint resumed from
+	resumedAt  int       // and its level
+	identity   ckSearch  // the search, as a checkpoint records it
+}
+
+// spillBuffer is the buffer of a level file's reader and writer.
+const spillBuffer = 1 << 20
+
+// maxPacked bounds the length of a packed state (model.Pack): a state's
+// bytes and two bitmaps of them.
+const maxPacked = 2 * int(unsafe.Sizeof(model.State{}))
+
+// levelWriter writes a level's packed states to a file in discovery
+// order, each as a little-endian uint16 length and the bytes.
+type levelWriter struct {
+	f       *os.File
+	w       *bufio.Writer
+	n       uint64  // states written
+	size    int64   // bytes written
+	spilled *uint64 // the search's count of bytes spilled
+}
+
+// levelReader reads a level back from its file, in order. The level's
+// states are the file's states of index keep modulo every (all but after
+// keepShare); the j-th has discovery index start + j*stride.
+type levelReader struct {
+	f             *os.File
+	r             *bufio.Reader
+	states        uint64 // states in the file
+	pos           uint64 // of them, read
+	start, stride uint32
+	keep, every   int
+}
+
+// fail records the first file error; the search then stops with StopError.
+func (d *disk) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+// spillDir returns the directory of level files, making it on first use:
+// BFSOptions.SpillDir, else Checkpoint, else a new temporary directory.
+func (b *bfs) spillDir() (string, error) {
+	d := &b.disk
+	if d.dir != "" {
+		return d.dir, nil
+	}
+	if dir := cmp.Or(b.opt.SpillDir, b.opt.Checkpoint); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		d.dir = dir
+		return dir, nil
+	}
+	dir, err := os.MkdirTemp("", "fencecheck-spill-")
+	if err != nil {
+		return "", err
+	}
+	d.dir, d.tempDir = dir, true
+	return dir, nil
+}
+
+// newLevel opens a new level file for writing.
+func (b *bfs) newLevel() (*levelWriter, error) {
+	dir, err := b.spillDir()
+	if err != nil {
+		return nil, fmt.Errorf("spill directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "bfs-level-*.spill")
+	if err != nil {
+		return nil, err
+	}
+	w := b.disk.wbuf
+	if b.disk.wbuf = nil; w == nil {
+		w = bufio.NewWriterSize(nil, spillBuffer)
+	}
+	w.Reset(f)
+	return &levelWriter{f: f, w: w, spilled: &b.disk.spilled}, nil
+}
+
+// add appends a packed state. Write errors are bufio's, sticky: finish
+// reports them.
+func (w *levelWriter) add(packed []byte) {
+	var n [2]byte
+	binary.LittleEndian.PutUint16(n[:], uint16(len(packed)))
+	w.w.Write(n[:])
+	w.w.Write(packed)
+	w.n++
+	w.size += int64(2 + len(packed))
+	*w.spilled += uint64(2 + len(packed))
+}
+
+// flush writes out what the buffer holds.
+func (w *levelWriter) flush() error {
+	if err := w.w.Flush(); err != nil {
+		return fmt.Errorf("spill file %s: %w", w.f.Name(), err)
+	}
+	return nil
+}
+
+// finish ends the level and returns a reader of it, its first state of
+// discovery index start, with the buffer r (nil: a new one).
+func (w *levelWriter) finish(start uint32, r *bufio.Reader) (*levelReader, error) {
+	if err := w.flush(); err != nil {
+		return nil, err
+	}
+	return newLevelReader(w.f, w.n, start, r), nil
+}
+
+// newLevelReader reads the file f of states states from its start with
+// the buffer r (nil: a new one); it reads at offsets (ReadAt), so that
+// several readers may share f.
+func newLevelReader(f *os.File, states uint64, start uint32, r *bufio.Reader) *levelReader {
+	if r == nil {
+		r = bufio.NewReaderSize(nil, spillBuffer)
+	}
+	l := &levelReader{f: f, r: r, states: states, start: start, stride: 1, every: 1}
+	l.seek(0, 0)
+	return l
+}
+
+// seek makes the state of index pos, at byte off, the next to read.
+func (r *levelReader) seek(off int64, pos uint64) {
+	r.r.Reset(io.NewSectionReader(r.f, off, 1<<62))
+	r.pos = pos
+}
+
+// again returns a reader of the same level from its start.
+func (r *levelReader) again() *levelReader {
+	a := newLevelReader(r.f, r.states, r.start, nil)
+	a.stride, a.keep, a.every = r.stride, r.keep, r.every
+	return a
+}
+
+// len is the number of the level's states.
+func (r *levelReader) len() int {
+	if r.states <= uint64(r.keep) {
+		return 0
+	}
+	return int((r.states - uint64(r.keep) + uint64(r.every) - 1) / uint64(r.every))
+}
+
+// share keeps, of the level, the states of shard sh (see keepShare).
+func (r *levelReader) share(sh Shard) {
+	r.keep, r.every = sh.I, sh.N
+	r.start += uint32(sh.I)
+	r.stride = uint32(sh.N)
+}
+
+// next returns the next packed state of the file, valid until the next
+// call, and whether it is one of the level's; io.EOF after the last.
+func (r *levelReader) next() ([]byte, bool, error) {
+	if r.pos == r.states {
+		return nil, false, io.EOF
+	}
+	n, err := r.r.Peek(2)
+	if err == nil {
+		l := int(binary.LittleEndian.Uint16(n))
+		if l == 0 || l > maxPacked {
+			return nil, false, fmt.Errorf("spill file %s: state %d: corrupt length %d", r.f.Name(), r.pos, l)
+		}
+		if n, err = r.r.Peek(2 + l); err == nil {
+			r.r.Discard(2 + l)
+			kept := int(r.pos%uint64(r.every)) == r.keep
+			r.pos++
+			return n[2:], kept, nil
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, false, fmt.Errorf("spill file %s: state %d of %d: %w", r.f.Name(), r.pos, r.states, err)
+}
+
+// each calls f on each of the level's states in order.
+func (r *levelReader) each(f func(packed []byte)) error {
+	for {
+		p, kept, err := r.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if kept {
+			f(p)
+		}
+	}
+}
+
+// remove closes and deletes a level file.
+func remove(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// close deletes the level files and a temporary spill directory.
+func (d *disk) close() {
+	if d.cur != nil {
+		remove(d.cur.f)
+		d.cur = nil
+	}
+	if d.next != nil {
+		remove(d.next.f)
+		d.next = nil
+	}
+	if d.tempDir {
+		os.RemoveAll(d.dir)
+	}
+}
+
+// levelLen is the number of states of the level being expanded.
+func (b *bfs) levelLen() int {
+	if r := b.disk.cur; r != nil {
+		return r.len()
+	}
+	return len(b.cur)
+}
+
+// nextLen is the number of states of the next level so far.
+func (b *bfs) nextLen() uint64 {
+	if w := b.disk.next; w != nil {
+		return w.n
+	}
+	return uint64(len(b.next))
+}
+
+// push appends a packed state to the next level, in memory or on disk.
+func (b *bfs) push(packed []byte) {
+	if w := b.disk.next; w != nil {
+		w.add(packed)
+		return
+	}
+	b.next = append(b.next, b.front.add(packed))
+}
+
+// window makes ready chunks [lo, hi) of the level being expanded and
+// returns them as b.cur holds them: the same chunks when the level is in
+// memory; when it is on disk, b.cur becomes the batch's states, read into
+// the front arena, numbered from b.curStart, as chunks [0, hi-lo). It
+// returns false on a file error (b.disk.err).
+func (b *bfs) window(lo, hi int) (int, int, bool) {
+	r := b.disk.cur
+	if r == nil {
+		return lo, hi, true
+	}
+	first := lo * chunkStates
+	n := min(hi*chunkStates, r.len()) - first
+	b.front.release(b.front.size)
+	b.cur = b.cur[:0]
+	for len(b.cur) < n {
+		p, kept, err := r.next()
+		if err != nil {
+			b.disk.fail(err)
+			return 0, 0, false
+		}
+		if kept {
+			b.cur = append(b.cur, b.front.add(p))
+		}
+	}
+	b.curStart, b.curStride = r.start+uint32(first)*r.stride, r.stride
+	return 0, hi - lo, true
+}
+
+// switchLevel makes the next level the one to expand, from memory or from
+// its file, and returns StopComplete, or StopError on a file error.
+func (b *bfs) switchLevel(nextStart uint32) string {
+	b.depth++
+	b.curStart, b.curStride = nextStart, 1
+	d := &b.disk
+	if d.next == nil {
+		b.cur, b.next = b.next, b.cur
+		if len(b.cur) > 0 {
+			b.levels = append(b.levels, uint64(len(b.cur)))
+			b.front.release(b.cur[0])
+		}
+		return StopComplete
+	}
+	var rbuf *bufio.Reader
+	if d.cur != nil {
+		remove(d.cur.f)
+		rbuf = d.cur.r
+	}
+	r, err := d.next.finish(nextStart, rbuf)
+	if err != nil {
+		d.fail(err)
+		return StopError
+	}
+	d.cur, d.next, d.wbuf, b.next = r, nil, d.next.w, nil
+	if n := r.len(); n > 0 {
+		b.levels = append(b.levels, uint64(n))
+		if d.next, err = b.newLevel(); err != nil {
+			d.fail(err)
+			return StopError
+		}
+	}
+	return StopComplete
+}
+
+// spill sends the frontier to disk from chunk lo of the level being
+// expanded on: the next level's states so far and every later one (once
+// spilling, a search spills every level), and the level being expanded,
+// all of it (a checkpoint needs it), to be read on from chunk lo.
+func (b *bfs) spill(lo int) bool {
+	d := &b.disk
+	next, err := b.newLevel()
+	if err != nil {
+		d.fail(err)
+		return false
+	}
+	for _, off := range b.next {
+		next.add(b.front.key(off))
+	}
+	d.next = next
+	cur, err := b.newLevel()
+	if err != nil {
+		d.fail(err)
+		return false
+	}
+	var at int64 // where chunk lo starts in the file
+	for i, off := range b.cur {
+		if i == lo*chunkStates {
+			at = cur.size
+		}
+		cur.add(b.front.key(off))
+	}
+	r, err := cur.finish(b.curStart, nil)
+	if err != nil {
+		remove(cur.f)
+		d.fail(err)
+		return false
+	}
+	r.stride = b.curStride
+	r.seek(at, uint64(lo*chunkStates))
+	d.cur, b.cur, b.next, b.front = r, nil, nil, arena{} // their memory goes
+	return true
+}
+
+// atBudget is what a search does when it meets its memory budget before
+// a batch of n chunks from chunk lo: it sends the frontier to disk, then
+// switches to hash compaction (CompactAtBudget), then stops. It returns
+// StopComplete when the search can go on within the budget, else
+// StopMemory, or StopError on a file error.
+func (b *bfs) atBudget(lo, n int) string {
+	if b.disk.next == nil {
+		if !b.spill(lo) {
+			return StopError
+		}
+		runtime.GC()
+		b.sampleHeap()
+		b.gcHeap = b.heap
+		if b.heap+b.batchGrowth(n) < b.opt.MaxMemory {
+			return StopComplete
+		}
+	}
+	if b.compactAtBudget(n) {
+		return StopComplete
+	}
+	return StopMemory
+}
+
+// report puts into res what the disk did, and its error.
+func (d *disk) report(res *BFSResult) {
+	res.SpilledBytes = d.spilled
+	if d.savedDepth >= 0 {
+		res.Checkpoint, res.CheckpointDepth = d.file, d.savedDepth
+	}
+	res.Resumed, res.ResumedDepth = d.resumed, d.resumedAt
+	res.Err = d.err
+}

@@ -1,0 +1,136 @@
+package checker
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// wideConfig has levels of several batches (up to 8,918 states), so that a
+// search can stop in the middle of one (53k states, 22 levels).
+var wideConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 1, InFlight: 1, Drops: 1}
+
+// searchCase is a search to run two ways (spilled or not, interrupted or not).
+type searchCase struct {
+	name string
+	m    *model.Machine
+	opt  BFSOptions
+}
+
+// searchCases are searches of the config c: exhaustive, stopping at a
+// violation, hash-compact, a shard's share.
+func searchCases(t *testing.T, c model.Config) []searchCase {
+	t.Helper()
+	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, gbfm := newMachine(t, c, model.Design{}), newMachine(t, c, gbf.Design)
+	sym := model.SymWorkers
+	return []searchCase{
+		{"reference, exhaustive", ref, BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: sym}},
+		{"grant-before-fence, exhaustive", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym}},
+		{"grant-before-fence, stop at fence-before-grant", gbfm, BFSOptions{Variant: gbf.Name, Stop: spec.SetOf(spec.FenceBeforeGrant), Symmetry: sym}},
+		{"grant-before-fence, hash compact", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym, HashCompact: true}},
+		{"grant-before-fence, shard 1/3", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym, Shard: Shard{I: 1, N: 3, Depth: 5}}},
+	}
+}
+
+// sameSearch fails unless a search's result is another's (the same search
+// run another way) in everything but timing and memory.
+func sameSearch(t *testing.T, what string, want, got BFSResult) {
+	t.Helper()
+	if got.Err != nil {
+		t.Fatalf("%s: %v", what, got.Err)
+	}
+	sameResult(t, what, want, got)
+	if want.MaxDepth != got.MaxDepth || want.Complete != got.Complete || !reflect.DeepEqual(want.Reached, got.Reached) ||
+		!slices.Equal(want.ViolatedIDs, got.ViolatedIDs) || !slices.Equal(want.Trace, got.Trace) ||
+		want.HashCompact != got.HashCompact || want.CompactedAt != got.CompactedAt || want.OmissionBound != got.OmissionBound {
+		t.Fatalf("%s: results differ:\n%+v\n%+v", what, want, got)
+	}
+	for i := range want.Shortest {
+		if want.Shortest[i].Invariant != got.Shortest[i].Invariant || want.Shortest[i].Length != got.Shortest[i].Length {
+			t.Fatalf("%s: shortest %+v, want %+v", what, got.Shortest[i], want.Shortest[i])
+		}
+	}
+}
+
+// sum is the number of states in levels.
+func sum(levels []uint64) uint64 {
+	var n uint64
+	for _, l := range levels {
+		n += l
+	}
+	return n
+}
+
+// emptyDir fails unless dir holds nothing.
+func emptyDir(t *testing.T, what, dir string) {
+	t.Helper()
+	if files, err := os.ReadDir(dir); err != nil || len(files) > 0 {
+		t.Fatalf("%s: %d files left in %s (%v)", what, len(files), dir, err)
+	}
+}
+
+// TestBFSSpillSameResult: a search that keeps its levels on disk (Spill)
+// finds what one in memory finds: states, levels, verdicts, shortest
+// counterexamples, a shard's share; its level files are gone at the end,
+// and so is the temporary directory it makes when given none.
+func TestBFSSpillSameResult(t *testing.T) {
+	ctx := context.Background()
+	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := append(searchCases(t, wideConfig), searchCase{"grant-before-fence, stop at fencing", newMachine(t, baseConfig, gbf.Design),
+		BFSOptions{Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers}})
+	for _, tc := range cases {
+		want := BFS(ctx, tc.m, tc.opt)
+		opt := tc.opt
+		opt.Spill, opt.SpillDir = true, t.TempDir()
+		got := BFS(ctx, tc.m, opt)
+		sameSearch(t, tc.name+", spilled", want, got)
+		if want.SpilledBytes != 0 || got.SpilledBytes == 0 || got.Checkpoint != "" {
+			t.Fatalf("%s: %d bytes spilled in memory, %d on disk", tc.name, want.SpilledBytes, got.SpilledBytes)
+		}
+		emptyDir(t, tc.name, opt.SpillDir)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tc := cases[0]
+	opt := tc.opt
+	opt.Spill = true
+	sameSearch(t, "spilled to a temporary directory", BFS(ctx, tc.m, tc.opt), BFS(ctx, tc.m, opt))
+	emptyDir(t, "spilled to a temporary directory", tmp)
+}
+
+// TestBFSSpillAtBudget: a hash-compact search whose frontier does not fit
+// in its memory budget sends its levels to disk when it meets the budget,
+// and goes on to the end within it, with the in-memory search's result.
+func TestBFSSpillAtBudget(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, baseConfig, model.Design{})
+	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true, SpillDir: t.TempDir()}
+	runtime.GC() // what earlier tests left is not this search's
+	want := BFS(ctx, m, opt)
+	opt.MaxMemory = want.PeakHeapBytes * 4 / 5 // spilled from the start, its peak is about 2/3
+	runtime.GC()
+	got := BFS(ctx, m, opt)
+	t.Logf("peak heap %.1f MiB in memory; at a budget of %.1f MiB %.1f MiB, %.1f MiB spilled", mib(want.PeakHeapBytes),
+		mib(opt.MaxMemory), mib(got.PeakHeapBytes), mib(got.SpilledBytes))
+	sameSearch(t, "spilled at the budget", want, got)
+	if got.SpilledBytes == 0 {
+		t.Fatal("nothing spilled at the budget")
+	}
+	emptyDir(t, "spilled at the budget", opt.SpillDir)
+}
+
+func mib(n uint64) float64 { return float64(n) / (1 << 20) }

@@ -1,0 +1,143 @@
+package explore
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/checker"
+)
+
+// bfsCounts is what an uninterrupted search and a resumed one must agree on.
+type bfsCounts struct {
+	Stopped     string            `json:"stopped"`
+	States      uint64            `json:"states"`
+	Transitions uint64            `json:"transitions"`
+	Levels      []uint64          `json:"levels"`
+	Violated    []string          `json:"violated"`
+	Reached     map[string]uint64 `json:"reached"`
+	Shortest    []struct {
+		Invariant string   `json:"invariant"`
+		Length    int      `json:"length"`
+		Trace     []string `json:"trace"`
+	} `json:"shortest"`
+}
+
+// searchJSON runs explore search with --json and returns its exit status,
+// the BFS's counts and the summary's resume command.
+func searchJSON(t *testing.T, args ...string) (int, bfsCounts, string) {
+	t.Helper()
+	code, stdout, stderr := explore(t, append(args, "--json")...)
+	var out struct {
+		BFS    bfsCounts `json:"bfs"`
+		Resume string    `json:"resume"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v: exit %d, %v\n%s%s", args, code, err, stdout, stderr)
+	}
+	return code, out.BFS, out.Resume
+}
+
+// TestSearchCheckpointResume: a BFS stopped at --max-states with
+// --checkpoint exits 3 and says how to go on; the command it prints
+// completes the search, exit 0, with the counts, verdicts and shortest
+// counterexamples of one uninterrupted run. In --json the command is
+// "resume".
+func TestSearchCheckpointResume(t *testing.T) {
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--quiet", "--out", t.TempDir()}, tinyBFS...)
+	code, want, _ := searchJSON(t, base...)
+	if code != exitOK || want.Stopped != checker.StopComplete {
+		t.Fatalf("uninterrupted: exit %d, %s", code, want.Stopped)
+	}
+	dir := filepath.Join(t.TempDir(), "ck")
+	code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "3000")...)
+	_, cmd, found := strings.Cut(stdout, "to go on from there:\n  ")
+	if code != exitIncomplete || !found || !strings.Contains(stdout, "incomplete") {
+		t.Fatalf("stopped at --max-states: exit %d, want 3 and how to resume\n%s%s", code, stdout, stderr)
+	}
+	args := strings.Fields(strings.TrimSpace(cmd))
+	if args[0] != "explore" || !strings.Contains(cmd, "--resume "+dir) || strings.Contains(cmd, "--max-states") ||
+		strings.Contains(cmd, "--checkpoint") {
+		t.Fatalf("the resume command: %q", cmd)
+	}
+	code, got, _ := searchJSON(t, args[1:]...)
+	if code != exitOK || !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed: exit %d\n%+v\nwant %+v", code, got, want)
+	}
+
+	dir = filepath.Join(t.TempDir(), "ck")
+	code, _, resume := searchJSON(t, append(base, "--checkpoint", dir, "--max-states", "5000")...)
+	if code != exitIncomplete || !strings.HasPrefix(resume, "explore search ") || !strings.HasSuffix(resume, "--resume "+dir) {
+		t.Fatalf("--json: exit %d, resume %q", code, resume)
+	}
+	code, got, _ = searchJSON(t, strings.Fields(resume)[1:]...)
+	if code != exitOK || !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed from --json's command: exit %d\n%+v\nwant %+v", code, got, want)
+	}
+}
+
+// TestSearchResumeBadCheckpoint: resuming another search's checkpoint, a
+// corrupt one, or none is an input error (exit 2) naming the file and
+// what is wrong, in --json too; so is a new search into a directory with
+// a checkpoint, and --resume or --checkpoint with a random search.
+func TestSearchResumeBadCheckpoint(t *testing.T) {
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--quiet", "--out", t.TempDir()}, tinyBFS...)
+	dir := t.TempDir()
+	if code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "5000")...); code != exitIncomplete {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	file := filepath.Join(dir, checker.CheckpointFile)
+	for _, c := range []struct {
+		args  []string
+		field string
+	}{
+		{[]string{"--ttl", "2"}, "config.ttl"},
+		{[]string{"--hash-compact"}, "mode"},
+		{[]string{"--invariant", "exclusive-lease"}, "stop"},
+		{[]string{"--shard", "0/2", "--shard-depth", "2"}, "shard"},
+	} {
+		args := append(append(append([]string{}, base...), c.args...), "--resume", dir)
+		code, stdout, stderr := explore(t, args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, file+": "+c.field+": ") {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
+		}
+		code, stdout, _ = explore(t, append(args, "--json")...)
+		var e map[string]any
+		if err := json.Unmarshal([]byte(stdout), &e); err != nil || code != exitUsage || e["file"] != file || e["field"] != c.field {
+			t.Errorf("%v --json: exit %d, %v %v", c.args, code, e, err)
+		}
+	}
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte{}, good...)
+	bad[len(bad)/2] ^= 0x10
+	for _, c := range []struct {
+		what string
+		data []byte
+	}{{"flipped", bad}, {"cut", good[:len(good)/3]}} {
+		if err := os.WriteFile(file, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := explore(t, append(base, "--resume", dir)...)
+		if code != exitUsage || !strings.Contains(stderr, file+": ") || !strings.Contains(stderr, "corrupt") {
+			t.Errorf("a %s checkpoint: exit %d, stderr %q", c.what, code, stderr)
+		}
+	}
+	if code, _, stderr := explore(t, append(base, "--checkpoint", dir)...); code != exitUsage || !strings.Contains(stderr, "already there") {
+		t.Errorf("a new search into a checkpoint's directory: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := explore(t, append(base, "--resume", t.TempDir())...); code != exitUsage || !strings.Contains(stderr, "no checkpoint") {
+		t.Errorf("resuming from an empty directory: exit %d, stderr %q", code, stderr)
+	}
+	for _, flag := range []string{"--resume", "--checkpoint", "--spill-dir"} {
+		code, _, stderr := explore(t, "search", "--variant", "reference", "--mode", "random", flag, dir)
+		if code != exitUsage || !strings.Contains(stderr, flag+" is for --mode bfs") {
+			t.Errorf("%s with a random search: exit %d, stderr %q", flag, code, stderr)
+		}
+	}
+}
