@@ -26,9 +26,9 @@ var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol 
 var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 3, Grants: 2, InFlight: 2,
 	Restarts: 1}
 
-// largeConfig is the configuration of the -bfs.large proof: a lost message
-// as well (minutes and GiBs; hash compaction cuts the memory).
-var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2,
+// largeConfig is the configuration of the -bfs.large proof: proofConfig
+// and a lost message (54.4M states hash-compact, about 5 minutes).
+var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 3, Grants: 2, InFlight: 2,
 	Drops: 1, Restarts: 1}
 
 // baseConfig is small enough to search every variant many times over.
@@ -381,6 +381,19 @@ func TestBFSProvesReferenceLarge(t *testing.T) {
 		t.Skip("the large proof runs with -bfs.large")
 	}
 	proveReference(t, largeConfig, true)
+}
+
+// threeWorkers is the -bfs.large proof with three workers: a takeover by
+// each of the others (9.0M states, about 40 s exact under the reductions).
+var threeWorkers = model.Config{Workers: 3, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 3, InFlight: 2}
+
+// TestBFSProvesReferenceThreeWorkers proves the reference protocol on
+// threeWorkers; it runs with -bfs.large.
+func TestBFSProvesReferenceThreeWorkers(t *testing.T) {
+	if !*bfsLarge {
+		t.Skip("the three-worker proof runs with -bfs.large")
+	}
+	proveReference(t, threeWorkers, false)
 }
 
 // TestBFSRelativeTime shows what keeping deadlines relative to now buys:
