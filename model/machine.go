@@ -133,10 +133,14 @@ var sceneNames = [NumScenes]string{"takeover", "stale-write", "renew-at-deadline
 	"lost-grant", "sink-restart", "forgery"}
 
 // String names a scene set's members, comma-separated.
-func (sc Scene) String() string {
+func (sc Scene) String() string { return memberNames(uint(sc), sceneNames[:]) }
+
+// memberNames names the members of a bit set, bit i being names[i],
+// comma-separated.
+func memberNames(set uint, names []string) string {
 	var b []byte
-	for i, n := range sceneNames {
-		if sc&(1<<i) != 0 {
+	for i, n := range names {
+		if set&(1<<i) != 0 {
 			if len(b) > 0 {
 				b = append(b, ',')
 			}

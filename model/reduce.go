@@ -66,18 +66,7 @@ const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads
 var reductionNames = [...]string{"pauses", "dead-replies", "reads"}
 
 // String names the reductions in r, comma-separated ("" for none).
-func (r Reduction) String() string {
-	var b []byte
-	for i, n := range reductionNames {
-		if r&(1<<i) != 0 {
-			if len(b) > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, n...)
-		}
-	}
-	return string(b)
-}
+func (r Reduction) String() string { return memberNames(uint(r), reductionNames[:]) }
 
 // ParseReduction reads a comma-separated list of reduction names (as
 // String gives them).
