@@ -178,27 +178,38 @@ if [ $procs = 1 ]; then
 fi
 
 # ---- fencecheck ----
-# FENCEBENCH RUNS: the fencebench runs (mode:goroutines, fencebench -runs), one
-# table row each. A reduced BFS (checker.BFSOptions.Reduce) is one more entry
-# here, e.g. reduce:1 "reduce:$cores", once fencebench takes that mode.
+# FENCEBENCH RUNS: the fencebench runs, one table row each: exact:N and hc:N
+# are fencebench -runs exact:N / hc:N (N goroutines); reduce:N is a reduced
+# exact BFS (checker.BFSOptions.Reduce), fencebench -reduce -runs exact:N,
+# added below when this tree's fencebench has -reduce. Another run is one more
+# entry here.
 fc_runlist=(exact:1 "exact:$cores" hc:1 "hc:$cores")
-fc_label() { # mode:goroutines -> the table's label
+fc_label() { # entry -> the table's label
 	local mode=${1%%:*} g=${1#*:} what
 	case $mode in
 	exact) what=exact ;;
 	hc) what=hash-compact ;;
-	reduce) what="reduced (BFSOptions.Reduce)" ;;
+	reduce) what="exact, reduced (-reduce)" ;;
 	*) what=$mode ;;
 	esac
 	if [ "$g" = 1 ]; then echo "fencecheck $what, 1 goroutine"; else echo "fencecheck $what, $g goroutines"; fi
 }
+fc_args() { # entry -> fencebench's arguments
+	case ${1%%:*} in
+	reduce) echo "-reduce -runs exact:${1#*:}" ;;
+	*) echo "-runs $1" ;;
+	esac
+}
 if [ $spin_only = 0 ]; then
 	(cd "$repo" && go build -o "$tmp/fencebench" ./bench/cmd/fencebench) || die "go build ./bench/cmd/fencebench failed"
-	echo "# fencebench ${flags[*]} -runs $(IFS=,; echo "${fc_runlist[*]}")"
+	usage=$("$tmp/fencebench" -h 2>&1 || true)
+	[[ $usage == *-reduce* ]] && fc_runlist+=(reduce:1 "reduce:$cores")
+	echo "# fencebench ${flags[*]}, runs: ${fc_runlist[*]}"
 	for run in "${fc_runlist[@]}"; do
 		name=fc_${run/:/_}
 		rc=0
-		timeout "$timeout_s" "$tmp/fencebench" "${flags[@]}" -runs "$run" >"$tmp/$name.out" 2>&1 || rc=$?
+		# shellcheck disable=SC2046 # fc_args is words
+		timeout "$timeout_s" "$tmp/fencebench" "${flags[@]}" $(fc_args "$run") >"$tmp/$name.out" 2>&1 || rc=$?
 		[ $rc = 124 ] && die "fencebench $run exceeded --timeout $timeout_s s"
 		[ $rc = 0 ] || { cat "$tmp/$name.out" >&2; die "fencebench $run failed"; }
 		grep -q 'stopped=complete' "$tmp/$name.out" || { cat "$tmp/$name.out" >&2; die "fencebench $run did not complete"; }
