@@ -2,8 +2,9 @@
 # bench/run.sh: fencecheck's exhaustive BFS against Spin on the same bounded
 # model (bench/fencing.pml = model.Machine with the reference design at the
 # bound below). Builds and runs the Spin verifier (exact, COLLAPSE, HC4,
-# BITSTATE), runs bench/cmd/fencebench (checker.BFS exact and hash-compact, on
-# 1 goroutine and on all cores), checks that both tools stored the same number
+# BITSTATE), runs bench/cmd/fencebench (checker.BFS exact and hash-compact,
+# and reduced when fencebench has -reduce, on 1 goroutine and on all cores:
+# the list fc_runlist below), checks that both tools stored the same number
 # of distinct states, and prints one table with the ratios fencecheck/Spin.
 # The table also has Spin on bench/fencing_procs.pml, the same protocol
 # written as one process per node (a different model: other states), with
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
 	--no-procs) procs=0; shift ;;
 	--spin-only) spin_only=1; shift ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,31p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
