@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
 	--no-procs) procs=0; shift ;;
 	--spin-only) spin_only=1; shift ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
