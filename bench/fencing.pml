@@ -1,19 +1,24 @@
 /*
  * fencing.pml: fencecheck's reference lease + fencing protocol in Promela,
  * for benchmarking against Spin. It mirrors model/step.go and
- * model/enabled.go (Protocol{} zero value, one coordinator replica, no clock
- * skew) state for state: one fencecheck action is one d_step of the single
- * process `system`, and the global variables are fencecheck's canonical state
- * (model.Machine.Encode) minus the fields that are constant in this
- * configuration. bench/README.md lists every difference.
+ * model/enabled.go (the reference design: every model.Design decision the
+ * Ref* one, token plan FenceFirst; one coordinator replica, no clock skew,
+ * no delay or pause bound, no sink crash) state for state: one fencecheck
+ * action is one d_step of the single process `system`, and the global
+ * variables are fencecheck's canonical state (model.Machine.Encode) minus the
+ * fields that are constant or derived in this configuration.
+ * bench/README.md lists every difference.
  *
  * Bounds (override with -D on the spin command line, e.g. spin -a -DOPS=2):
- *   W workers (2..3), R resources (1..2), TTL, OPS per worker, GRANTS per
- *   resource, INFLIGHT messages, DROPS, DUPS, CRASHES (worker crash+restart),
- *   RESTARTS (coordinator), FORGERIES.
+ *   W workers (2..3), R resources (1..2), TTL, OPS per worker (<= 8), GRANTS
+ *   per resource, INFLIGHT messages (<= 7), DROPS, DUPS, CRASHES (worker
+ *   crash+restart), RESTARTS (coordinator), FORGERIES.
  * Buggy variants (one at a time):
  *   -DCHECK_THEN_WRITE    the sink checks the fence and writes in two steps
- *   -DGRANT_BEFORE_FENCE  the token is granted before the fence is advanced
+ *                         (designs.CheckThenWrite)
+ *   -DGRANT_BEFORE_FENCE  the token is granted from the coordinator's counter
+ *                         before the fence is advanced (designs.GrantBeforeFence,
+ *                         token plan GrantThenFence)
  */
 
 #ifndef W
@@ -50,12 +55,14 @@
 #define FORGERIES 1
 #endif
 
-#define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0 */
+#define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0, delay 0 */
 #define FORGED (GRANTS * R + 1)    /* model.Machine.forgedToken */
 #ifdef GRANT_BEFORE_FENCE
-#define MAXMSG (INFLIGHT + GRANTS * R) /* late advances come on top */
+#define MAXMSG 8                   /* model.MaxMsgs: a grant and its advance come on top */
+#define ROOM (nmsg < MAXMSG)
 #else
-#define MAXMSG INFLIGHT
+#define MAXMSG INFLIGHT            /* every delivery sends at most one message */
+#define ROOM 1
 #endif
 
 /* message kinds (model.AcquireReq ...) */
@@ -71,6 +78,7 @@
 #define ReadRep    10
 #define Commit     11
 #define AdvanceReq 12
+#define AdvanceRep 13
 /* pending operations (model.OpAcquire ...); a reply of kind k answers k/2 */
 #define OpNone    0
 #define OpAcquire 1
@@ -87,9 +95,9 @@
 #define RepFenced    6
 #define RepConflict  7
 
-/* Signed tick counts (model's int8 Left, Early, Late, clamped at -1) are
- * stored plus one, so that they fit a byte: 0 means -1 (past the deadline),
- * 1 means 0 (at it). */
+/* Signed tick counts (model's int8 Left, Early, Late, the grace timer,
+ * clamped at -1) are stored plus one, so that they fit a byte: 0 means -1
+ * (past the deadline), 1 means 0 (at it). */
 
 typedef Msg {
 	byte kind; byte worker; byte res; byte inc; byte token; byte req;
@@ -101,22 +109,37 @@ typedef Worker {
 };
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
 typedef Ded { byte inc; byte req; byte token; byte grant };
+typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq }; /* worker+1; 0: none */
 typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
-typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; Ded answer[W] };
+/* answered[w]: bit q-1 is set when a grant answered w's acquire request q
+ * (model.ReqSet) */
+typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
 typedef Result { byte writer; byte token; byte grant }; /* writer 0: no result */
 
 Worker wk[W];
-Lease lease[R];           /* the coordinator's lease table */
-Ded dedup[R * W];         /* its durable request-id record, [r*W + w] */
+/* the coordinator */
+Lease lease[R];           /* lease table (in memory: a restart loses it) */
+Waiting waiting[R];       /* the acquire being granted (in memory) */
+Ded dedup[R * W];         /* durable request-id record, [r*W + w] */
+byte advseq[R];           /* durable: its sequenced advances per resource */
+byte grace1 = 1;          /* Coordinator.U.T + 1: RefHold's grace timer */
 #ifdef GRANT_BEFORE_FENCE
-byte counter[R];          /* its durable token counter */
+byte counter[R];          /* durable token counter */
 #endif
-byte fence[R];            /* the sink */
-Result result[R];         /* the sink's result of task r (key = task identity) */
+/* the sink */
+byte fence[R];
+byte sinkseq[R];          /* Sink.AdvSeq: the last sequenced advance applied */
+Result result[R];         /* the result of task r (key = task identity) */
+/* the network */
 Msg msg[MAXMSG];          /* in flight, kept sorted: a multiset */
 byte nmsg;
 Ghost ghost[R];
 byte drops; byte dups; byte crashes; byte restarts; byte forged;
+/* The design registers' timers (every worker's U.T, the coordinator's RU[r].T,
+ * the sink's U[r].T) start at 0 and count down to -1 at the first tick,
+ * where they stay: all of them are this one bit. No step reads them in the
+ * reference, but they are part of fencecheck's state. */
+bool ticked;
 
 /* scratch, not part of the state vector */
 hidden Msg cur;
@@ -129,6 +152,10 @@ hidden byte w_;
 hidden byte tok_;
 hidden byte gi_;
 hidden byte code_;
+hidden byte inc_;
+hidden byte req_;
+hidden byte age_;
+hidden byte live_;
 
 /* a total order over messages (any total order gives the same canonical
  * states as fencecheck's): two packed keys */
@@ -153,6 +180,10 @@ hidden byte code_;
 /* model.stepper.reply: a reply to cur */
 #define REPLY(K, TOK, G, CODE, PW, PT) \
 	SEND(K, cur.worker, cur.res, cur.inc, TOK, cur.req, G, CODE, PW, PT, 0, cur.live)
+
+/* an advance request or reply between the coordinator and the sink (no
+ * worker, incarnation, age; not live) */
+#define SENDADV(K, RR, TOK, SEQ) SEND(K, 0, RR, 0, TOK, SEQ, 0, 0, 0, 0, 0, 0)
 
 /* model.State.sortMsgs */
 inline sortmsgs() {
@@ -179,13 +210,15 @@ inline removemsg(i) {
 	ZERO(msg[nmsg])
 }
 
-/* model.stepper.forget: w's messages in flight are no longer live */
+/* model.stepper.forget: w's messages in flight are no longer live (the
+ * coordinator's advances carry no worker) */
 inline forget(w) {
 	k_ = 0;
 	do
 	:: k_ < nmsg ->
 		if
-		:: msg[k_].worker == w && msg[k_].kind != AdvanceReq -> msg[k_].live = 0
+		:: msg[k_].worker == w && msg[k_].kind != AdvanceReq && msg[k_].kind != AdvanceRep ->
+			msg[k_].live = 0
 		:: else
 		fi;
 		k_++
@@ -196,9 +229,16 @@ inline forget(w) {
 
 /* model.stepper.tick */
 inline tick() {
+	if :: !ticked -> ticked = 1 :: else fi; /* read, so that Spin's dead-variable
+	                                          * elimination keeps it in the state */
+	if :: grace1 > 0 -> grace1-- :: else fi;
 	for (r_ : 0 .. R - 1) {
 		if
 		:: lease[r_].holder != 0 && lease[r_].left1 > 0 -> lease[r_].left1--
+		:: else
+		fi;
+		if
+		:: waiting[r_].worker != 0 && waiting[r_].age < AGECAP -> waiting[r_].age++
 		:: else
 		fi;
 		k_ = 0;
@@ -224,66 +264,113 @@ inline tick() {
 	skip /* a break must not leave a d_step */
 }
 
-#define DEDUPHIT(m) (dedup[m.res * W + m.worker].req != 0 && \
-	dedup[m.res * W + m.worker].inc == m.inc && dedup[m.res * W + m.worker].req == m.req)
-#define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1)
+/* model.RefAnswers: the durable record answers a retry (same incarnation and
+ * request id) or refuses a late copy of an older request */
+#define DED(m) dedup[m.res * W + m.worker]
+#define ANSWERED(m) (DED(m).req != 0 && DED(m).inc == m.inc && m.req <= DED(m).req)
+#define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1) /* RefValid */
+#define HOLD (grace1 > 1)                                                 /* RefHold */
 
 /* model.Machine.deliverable */
-#ifdef GRANT_BEFORE_FENCE
-#define ROOM (nmsg < 8)
-#else
-#define ROOM 1
-#endif
 #define DELIVERABLE(m) \
 	((m.kind == AcquireRep || m.kind == RenewRep || m.kind == ReleaseRep || \
 	  m.kind == WriteRep || m.kind == ReadRep) -> !wk[m.worker].paused : \
-	 (m.kind == AcquireReq -> (DEDUPHIT(m) || LEASEVALID(m) || \
-	                             (ghost[m.res].grants < GRANTS && ROOM)) : 1))
+	 (m.kind == AcquireReq -> (ANSWERED(m) || waiting[m.res].worker != 0 || LEASEVALID(m) || HOLD || \
+	                            (ghost[m.res].grants < GRANTS && ROOM)) : 1))
+
+/* model.stepper.grant: a new grant of tok_ to worker w_ (incarnation inc_,
+ * request req_, sent age_ ticks ago) for resource r_, answered with live_.
+ * spec.Judge's fact Granted is asserted over the ghost state before it. */
+inline newgrant() {
+	i_ = 0;
+	do
+	:: i_ < ghost[r_].grants ->
+		assert(ghost[r_].g[i_].released || ghost[r_].g[i_].early1 <= 1); /* exclusive-lease */
+		assert(ghost[r_].g[i_].token < tok_);                            /* token-monotonic */
+		i_++
+	:: else -> break
+	od;
+	assert((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0);          /* acquire-idempotent */
+	ghost[r_].grants++; gi_ = ghost[r_].grants;
+	ghost[r_].g[gi_ - 1].worker = w_ + 1;
+	ghost[r_].g[gi_ - 1].inc = inc_;
+	ghost[r_].g[gi_ - 1].token = tok_;
+	ghost[r_].g[gi_ - 1].early1 = (age_ > TTL -> 0 : TTL + 1 - age_);
+	ghost[r_].g[gi_ - 1].late1 = TTL + 1;
+	ghost[r_].g[gi_ - 1].released = 0;
+	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
+	lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
+	k_ = r_ * W + w_;
+	dedup[k_].inc = inc_; dedup[k_].req = req_; dedup[k_].token = tok_; dedup[k_].grant = gi_;
+	ghost[r_].answered[w_] = ghost[r_].answered[w_] | (1 << (req_ - 1));
+	SEND(AcquireRep, w_, r_, inc_, tok_, req_, gi_, RepOK, 0, 0, 0, live_)
+}
 
 /* the coordinator: model.stepper.acquire */
 inline acquire() {
 	r_ = cur.res; w_ = cur.worker; k_ = r_ * W + w_;
 	if
-	:: DEDUPHIT(cur) -> REPLY(AcquireRep, dedup[k_].token, dedup[k_].grant, RepOK, 0, 0)
+	:: ANSWERED(cur) ->
+		if
+		:: cur.req == dedup[k_].req -> REPLY(AcquireRep, dedup[k_].token, dedup[k_].grant, RepOK, 0, 0)
+		:: else -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)   /* a late copy of an older request */
+		fi
 	:: else ->
 		if
-		:: LEASEVALID(cur) -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)
+		:: waiting[r_].worker != 0 ->
+			if
+			:: waiting[r_].worker == w_ + 1 && waiting[r_].inc == cur.inc && waiting[r_].req == cur.req ->
+				SENDADV(AdvanceReq, r_, 0, waiting[r_].seq)  /* a retry drives the advance again */
+			:: else -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0) /* the resource is being granted */
+			fi
 		:: else ->
+			if
+			:: LEASEVALID(cur) || HOLD -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)
+			:: else ->
 #ifdef GRANT_BEFORE_FENCE
-			counter[r_]++; tok_ = counter[r_];
+				counter[r_]++;
+				tok_ = counter[r_]; inc_ = cur.inc; req_ = cur.req; age_ = cur.age; live_ = cur.live;
+				newgrant();
+				SENDADV(AdvanceReq, r_, tok_, 0)           /* unsequenced, unanswered */
 #else
-			fence[r_]++; tok_ = fence[r_];   /* FencedSink.advance, before the grant */
+				/* FenceFirst: ask the sink to advance, grant when it answers */
+				advseq[r_]++;
+				waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
+				waiting[r_].age = cur.age; waiting[r_].seq = advseq[r_];
+				SENDADV(AdvanceReq, r_, 0, advseq[r_])
 #endif
-			/* spec.Judge, fact Granted, over the ghost state before the step */
-			i_ = 0;
-			do
-			:: i_ < ghost[r_].grants ->
-				assert(ghost[r_].g[i_].released || ghost[r_].g[i_].early1 <= 1); /* exclusive-lease */
-				assert(ghost[r_].g[i_].token < tok_);                            /* token-monotonic */
-				i_++
-			:: else -> break
-			od;
-			assert(!(ghost[r_].answer[w_].grant != 0 && ghost[r_].answer[w_].inc == cur.inc &&
-			         ghost[r_].answer[w_].req == cur.req));                     /* acquire-idempotent */
-			ghost[r_].grants++; gi_ = ghost[r_].grants;
-			ghost[r_].g[gi_ - 1].worker = w_ + 1;
-			ghost[r_].g[gi_ - 1].inc = cur.inc;
-			ghost[r_].g[gi_ - 1].token = tok_;
-			ghost[r_].g[gi_ - 1].early1 = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
-			ghost[r_].g[gi_ - 1].late1 = TTL + 1;
-			ghost[r_].g[gi_ - 1].released = 0;
-			lease[r_].holder = w_ + 1; lease[r_].inc = cur.inc; lease[r_].token = tok_;
-			lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
-			dedup[k_].inc = cur.inc; dedup[k_].req = cur.req; dedup[k_].token = tok_; dedup[k_].grant = gi_;
-			ghost[r_].answer[w_].inc = cur.inc; ghost[r_].answer[w_].req = cur.req;
-			ghost[r_].answer[w_].token = tok_; ghost[r_].answer[w_].grant = gi_;
-			REPLY(AcquireRep, tok_, gi_, RepOK, 0, 0);
-#ifdef GRANT_BEFORE_FENCE
-			SEND(AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0, 0, 0)
-#else
-			skip
-#endif
+			fi
 		fi
+	fi
+}
+
+/* the sink: model.stepper.sinkAdvance */
+inline sinkadvance() {
+	r_ = cur.res;
+	if
+	:: cur.req == 0 ->                        /* GrantThenFence: nobody waits */
+		if :: cur.token > fence[r_] -> fence[r_] = cur.token :: else fi
+	:: cur.req != 0 && cur.req < sinkseq[r_] -> skip /* a late copy of an older advance */
+	:: cur.req != 0 && cur.req >= sinkseq[r_] ->
+		if
+		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; fence[r_]++ /* RefAdvance(fence, 0) */
+		:: else                                  /* a retry: the same answer */
+		fi;
+		SENDADV(AdvanceRep, r_, fence[r_], cur.req)
+	fi
+}
+
+/* the coordinator takes the sink's answer: model.stepper.advanced */
+inline advanced() {
+	r_ = cur.res;
+	if
+	:: waiting[r_].worker == 0 || waiting[r_].seq != cur.req -> skip
+	:: else ->
+		w_ = waiting[r_].worker - 1; inc_ = waiting[r_].inc; req_ = waiting[r_].req;
+		age_ = waiting[r_].age; live_ = 1; tok_ = cur.token;
+		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
+		waiting[r_].seq = 0;
+		newgrant()
 	fi
 }
 
@@ -324,7 +411,7 @@ inline release() {
 	fi
 }
 
-/* the sink: model.stepper.commit, the idempotent write under the task's key */
+/* the sink: model.stepper.store, the idempotent write under the task's key */
 inline commit() {
 	r_ = cur.res;
 	if
@@ -343,13 +430,15 @@ inline commit() {
 	REPLY(WriteRep, 0, 0, code_, 0, 0)
 }
 
-/* model.stepper.write: check the token, then (atomically) commit */
+/* model.stepper.write: check the token, then (atomically) store */
 inline write() {
 	r_ = cur.res;
 	if
 	:: cur.token != fence[r_] ->
-		assert(!(ghost[r_].grants > 0 &&
-		         cur.token == ghost[r_].g[ghost[r_].grants - 1].token));       /* resource-independence */
+		/* resource-independence; Ghost.Advanced equals the fence here (only
+		 * the resource's own advances move it) */
+		assert(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
+		         fence[r_] <= cur.token));
 		REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
 	:: else ->
 #ifdef CHECK_THEN_WRITE
@@ -402,11 +491,25 @@ inline deliver(i) {
 	:: cur.kind == WriteReq -> write()
 	:: cur.kind == Commit -> commit()
 	:: cur.kind == ReadReq -> read()
-	:: cur.kind == AdvanceReq ->
-		if :: cur.token > fence[cur.res] -> fence[cur.res] = cur.token :: else fi
+	:: cur.kind == AdvanceReq -> sinkadvance()
+	:: cur.kind == AdvanceRep -> advanced()
 	:: else -> receive()
 	fi;
 	sortmsgs()
+}
+
+/* model.RefRestart: the lease table and the grant in progress are lost, the
+ * request-id records and the advance numbers (and counters) are durable; no
+ * grant for one ttl */
+inline restart() {
+	restarts++;
+	for (r_ : 0 .. R - 1) {
+		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
+		lease[r_].left1 = 1;
+		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
+		waiting[r_].seq = 0
+	}
+	grace1 = TTL + 1
 }
 
 /* The actions, in the order of model.Machine.Enabled. */
@@ -430,6 +533,10 @@ inline deliver(i) {
 		forget(w); wk[w].ops++; wk[w].pending = OpWrite; forged++; \
 		SEND(WriteReq, w, wk[w].res, wk[w].inc, FORGED, 0, wk[w].grant, 0, w + 1, FORGED, 0, 1); \
 		sortmsgs() } \
+	:: d_step { CANSTART(w) && wk[w].token > 1 && forged < FORGERIES -> \
+		forget(w); wk[w].ops++; wk[w].pending = OpWrite; forged++; \
+		SEND(WriteReq, w, wk[w].res, wk[w].inc, wk[w].token - 1, 0, wk[w].grant, 0, w + 1, wk[w].token - 1, 0, 1); \
+		sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending == OpAcquire && nmsg < INFLIGHT -> \
 		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending != OpNone -> \
@@ -446,13 +553,13 @@ inline deliver(i) {
 		SEND(ReadReq, w, r, wk[w].inc, 0, 0, 0, 0, 0, 0, 0, 1); sortmsgs() }
 
 /* deliver, drop, duplicate msg[i]; NOTSAME skips a message equal to the one
- * before it (fencecheck's Enabled lists one action for both) */
+ * before it (fencecheck's Enabled lists one action for both). A Commit is
+ * inside the sink: the network can neither lose nor duplicate it. */
 #define MSG(i, NOTSAME) \
 	:: d_step { i < nmsg && NOTSAME && DELIVERABLE(msg[i]) -> deliver(i) } \
 	:: d_step { i < nmsg && NOTSAME && drops < DROPS && msg[i].kind != Commit -> \
 		removemsg(i); drops++; sortmsgs() } \
-	:: d_step { i < nmsg && NOTSAME && dups < DUPS && nmsg < INFLIGHT && \
-		msg[i].kind != Commit && msg[i].kind != AdvanceReq -> \
+	:: d_step { i < nmsg && NOTSAME && dups < DUPS && nmsg < INFLIGHT && msg[i].kind != Commit -> \
 		CP(msg[nmsg], msg[i]); nmsg++; dups++; sortmsgs() }
 
 #define NOTPREV(i) !SAME(msg[i], msg[i - 1])
@@ -477,7 +584,7 @@ active proctype system() {
 	WORKER_RES(2, 1)
 #endif
 #endif
-	:: d_step { restarts < RESTARTS -> restarts++ }
+	:: d_step { restarts < RESTARTS -> restart() }
 	MSG(0, 1)
 	MSG(1, NOTPREV(1))
 #if MAXMSG > 2

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # bench/run.sh: fencecheck's exhaustive BFS against Spin on the same bounded
-# model (bench/fencing.pml = model.Protocol{} at the bound below). Builds and
-# runs the Spin verifier (exact, COLLAPSE, HC4, BITSTATE), runs
-# bench/cmd/fencebench (checker.BFS exact and hash-compact, on 1 goroutine and
-# on all cores), checks that both tools stored the same number of distinct
-# states, and prints one table with the ratios fencecheck/Spin. Then it checks
-# that Spin finds the buggy variant's counterexample (and fencecheck too).
+# model (bench/fencing.pml = model.Machine with the reference design at the
+# bound below). Builds and runs the Spin verifier (exact, COLLAPSE, HC4,
+# BITSTATE), runs bench/cmd/fencebench (checker.BFS exact and hash-compact,
+# and reduced when fencebench has -reduce, on 1 goroutine and on all cores:
+# the list fc_runlist below), checks that both tools stored the same number
+# of distinct states, and prints one table with the ratios fencecheck/Spin.
+# The table also has Spin on bench/fencing_procs.pml, the same protocol
+# written as one process per node (a different model: other states), with
+# Spin's partial-order reduction and without. Then it checks that Spin finds
+# the buggy variant's counterexample in both models (and fencecheck too).
 #
 # Usage: bench/run.sh [--bound small|faults|big] [-D NAME=VALUE]... [--timeout SECONDS]
-#                     [--memlim MB] [--no-variant] [--spin-only] [--keep]
-#   --bound small   (default) OPS=2 TTL=1 DROPS=1: ~4.9M states, a few minutes in all
-#   --bound faults  OPS=1 TTL=2 and every fault budget 1: ~2.8M states
-#   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: ~25M states, ~4 GB for Spin, many minutes
+#                     [--memlim MB] [--variant NAME] [--no-variant] [--no-procs]
+#                     [--spin-only] [--keep]
+#   --bound small   (default) OPS=2 TTL=1 DROPS=1: 9.47M states, minutes in all
+#   --bound faults  OPS=1 TTL=2 INFLIGHT=1 and every fault budget 1: 650,904 states
+#   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: not measured since the four-step grant
+#                   (25M states before it); several GB for Spin
 #   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES)
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
+#   --variant NAME  the buggy variant checked: check-then-write (default) or grant-before-fence
+#   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
 # Everything is built and run in a temporary directory, removed at exit.
 set -euo pipefail
 
@@ -23,7 +31,7 @@ die() { echo "run.sh: $*" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0
+bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write
 declare -A over=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -33,13 +41,20 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--memlim) memlim=${2:?}; shift 2 ;;
 	--no-variant) variant=0; shift ;;
+	--variant) vname=${2:?}; shift 2 ;;
+	--no-procs) procs=0; shift ;;
 	--spin-only) spin_only=1; shift ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
 
+case $vname in
+check-then-write) vmacro=CHECK_THEN_WRITE ;;
+grant-before-fence) vmacro=GRANT_BEFORE_FENCE ;;
+*) die "unknown variant $vname (check-then-write, grant-before-fence)" ;;
+esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"
 command -v timeout >/dev/null || die "timeout (coreutils) not found"
@@ -48,18 +63,18 @@ command -v timeout >/dev/null || die "timeout (coreutils) not found"
 # The bound: Promela macro = fencebench flag.
 declare -A cfg=([W]=2 [R]=1 [TTL]=1 [OPS]=2 [GRANTS]=2 [INFLIGHT]=2 [DROPS]=1 [DUPS]=0 [CRASHES]=0
 	[RESTARTS]=0 [FORGERIES]=0)
-hashw=23
+hashw=24
 case $bound in
 small) ;;
-faults) cfg+=([TTL]=2 [OPS]=1 [DUPS]=1 [CRASHES]=1 [RESTARTS]=1 [FORGERIES]=1); hashw=22 ;;
+faults) cfg+=([TTL]=2 [OPS]=1 [INFLIGHT]=1 [DUPS]=1 [CRASHES]=1 [RESTARTS]=1 [FORGERIES]=1); hashw=21 ;;
 big) cfg+=([CRASHES]=1); hashw=25 ;;
 *) die "unknown bound $bound (small, faults, big)" ;;
 esac
 for k in "${!over[@]}"; do
 	[ -n "${cfg[$k]+x}" ] || die "unknown bound name $k"
 	[[ ${over[$k]} =~ ^[0-9]+$ ]] || die "$k=${over[$k]}: not a number"
+	[ "${over[$k]}" -gt "${cfg[$k]}" ] && hashw=25 # a guess: larger bounds want a larger hash table
 	cfg[$k]=${over[$k]}
-	[ "$k" = OPS ] && hashw=25 # a guess: larger bounds want a larger hash table
 done
 declare -A flagname=([W]=workers [R]=resources [TTL]=ttl [OPS]=ops [GRANTS]=grants [INFLIGHT]=inflight
 	[DROPS]=drops [DUPS]=dups [CRASHES]=crashes [RESTARTS]=restarts [FORGERIES]=forgeries)
@@ -74,8 +89,14 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fencebench.XXXXXX")
 cleanup() { if [ $keep = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi; }
 trap cleanup EXIT
+mkdir "$tmp/procs"
 cp "$here/fencing.pml" "$tmp/"
+cp "$here/fencing_procs.pml" "$tmp/procs/"
 cores=$(nproc)
+if [ $procs = 1 ] && { [ "${cfg[INFLIGHT]}" -gt 3 ] || [ "${cfg[INFLIGHT]}" -lt 1 ]; }; then
+	echo "# fencing_procs.pml takes INFLIGHT 1..3: left out"
+	procs=0
+fi
 
 echo "# fencecheck vs Spin, bound: ${shown[*]} (replicas=1, skew=0)"
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $cores cores," \
@@ -84,20 +105,34 @@ echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ 
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- Spin ----
-spin_build() { # name, extra gcc flags...
-	local name=$1; shift
-	(cd "$tmp" && gcc -O2 -DSAFETY -DNOREDUCE -DMEMLIM="$memlim" "$@" -o "pan_$name" pan.c) ||
+# spin_build dir name extra-gcc-flags...: pan_name from dir/pan.c (-DSAFETY -DMEMLIM)
+spin_build() {
+	local dir=$1 name=$2; shift 2
+	(cd "$dir" && gcc -O2 -DSAFETY -DMEMLIM="$memlim" "$@" -o "pan_$name" pan.c) ||
 		die "gcc failed building pan_$name"
 }
-# spin_run name pan-args... -> fields in $tmp/spin_name.kv
+# spin_run dir name soft pan-args... -> fields in $tmp/spin_name.kv. A search
+# cut short (memory, depth, time) stops the script, unless soft=1: then the
+# run is reported as incomplete (incomplete=memory|depth|time).
 spin_run() {
-	local name=$1; shift
-	local out="$tmp/spin_$name.out" rc=0
-	(cd "$tmp" && timeout "$timeout_s" "./pan_$name" "$@") >"$out" 2>&1 || rc=$?
-	[ $rc = 124 ] && die "pan_$name exceeded --timeout $timeout_s s (see a smaller --bound)"
-	grep -q "max search depth too small" "$out" && die "pan_$name: max search depth too small: raise -m"
-	grep -q "out of memory" "$out" && die "pan_$name ran out of memory (--memlim $memlim): $(grep -m1 'out of memory' "$out")"
-	awk -v name="$name" '
+	local dir=$1 name=$2 soft=$3; shift 3
+	local out="$tmp/spin_$name.out" rc=0 cut=""
+	(cd "$dir" && timeout "$timeout_s" "./pan_$name" "$@") >"$out" 2>&1 || rc=$?
+	if [ $rc = 124 ]; then
+		cut=time
+	elif grep -q "max search depth too small" "$out"; then
+		cut=depth
+	elif grep -q "out of memory\|reached -DMEMLIM bound" "$out"; then
+		cut=memory
+	fi
+	if [ -n "$cut" ] && [ "$soft" != 1 ]; then
+		case $cut in
+		time) die "pan_$name exceeded --timeout $timeout_s s (see a smaller --bound)" ;;
+		depth) die "pan_$name: max search depth too small: raise -m" ;;
+		memory) die "pan_$name ran out of memory (--memlim $memlim): $(grep -m1 'out of memory\|MEMLIM' "$out")" ;;
+		esac
+	fi
+	awk -v name="$name" -v cut="$cut" '
 		/^State-vector/ { vec = $2; err = $NF }
 		/states, stored/ { stored = $1 }
 		/transitions \(= stored\+matched\)/ { trans = $1 }
@@ -106,11 +141,12 @@ spin_run() {
 		/total actual memory usage/ { tmem = $1 }
 		/^pan: elapsed time/ { secs = $4 }
 		END {
+			if (cut == "time") { printf "name=%s incomplete=time states=- transitions=- seconds=- rate=- mem_mb=- bps_store=- bps_total=- errors=0\n", name; exit }
 			if (stored == "" || secs == "") { print "bad=1"; exit }
 			if (smem == "") smem = 0
 			if (secs == 0) secs = 0.01
 			printf "name=%s states=%d transitions=%d seconds=%s rate=%.0f vec=%s errors=%s ", name, stored, trans, secs, stored/secs, vec, err
-			printf "mem_mb=%.1f bps_store=%.1f bps_total=%.1f\n", tmem, (smem+hmem)*1048576/stored, tmem*1048576/stored
+			printf "mem_mb=%.1f bps_store=%.1f bps_total=%.1f incomplete=%s\n", tmem, (smem+hmem)*1048576/stored, tmem*1048576/stored, (cut == "" ? "-" : cut)
 		}' "$out" >"$tmp/spin_$name.kv"
 	grep -q '^bad=1' "$tmp/spin_$name.kv" && { cat "$out" >&2; die "could not parse pan_$name output"; }
 	[ "$(kv "$name" errors spin)" = 0 ] || { grep '^pan:' "$out" >&2; die "pan_$name found an error in the reference model"; }
@@ -122,24 +158,59 @@ kv() { # name field [spin|fc]
 echo "# spin -a ${defs[*]} fencing.pml"
 (cd "$tmp" && spin -a "${defs[@]}" fencing.pml >/dev/null) || die "spin -a failed"
 echo "# gcc -O2 -DSAFETY -DNOREDUCE -DMEMLIM=$memlim [-DCOLLAPSE | -DHC4 | -DBITSTATE] pan.c; pan -m200000 -w$hashw (BITSTATE -w30)"
-spin_build exact
-spin_build collapse -DCOLLAPSE
-spin_build hc4 -DHC4
-spin_build bitstate -DBITSTATE
-spin_run exact -m200000 -w$hashw
-spin_run collapse -m200000 -w$hashw
-spin_run hc4 -m200000 -w$hashw
-spin_run bitstate -m200000 -w30
+spin_build "$tmp" exact -DNOREDUCE
+spin_build "$tmp" collapse -DNOREDUCE -DCOLLAPSE
+spin_build "$tmp" hc4 -DNOREDUCE -DHC4
+spin_build "$tmp" bitstate -DNOREDUCE -DBITSTATE
+spin_run "$tmp" exact 0 -m200000 -w$hashw
+spin_run "$tmp" collapse 0 -m200000 -w$hashw
+spin_run "$tmp" hc4 0 -m200000 -w$hashw
+spin_run "$tmp" bitstate 0 -m200000 -w30
+
+# the one-process-per-node model: Spin's partial-order reduction on, and off
+# for its effect; a run cut short by memory or time is reported, not fatal
+if [ $procs = 1 ]; then
+	echo "# spin -a ${defs[*]} fencing_procs.pml; gcc -O2 -DSAFETY -DMEMLIM=$memlim [-DNOREDUCE] pan.c; pan -m200000 -w$hashw"
+	(cd "$tmp/procs" && spin -a "${defs[@]}" fencing_procs.pml >/dev/null) || die "spin -a fencing_procs.pml failed"
+	spin_build "$tmp/procs" procs_por
+	spin_build "$tmp/procs" procs_nored -DNOREDUCE
+	spin_run "$tmp/procs" procs_por 1 -m200000 -w$hashw
+	spin_run "$tmp/procs" procs_nored 1 -m200000 -w$hashw
+fi
 
 # ---- fencecheck ----
-fc_runs=""
+# FENCEBENCH RUNS: the fencebench runs, one table row each: exact:N and hc:N
+# are fencebench -runs exact:N / hc:N (N goroutines); reduce:N is a reduced
+# exact BFS (checker.BFSOptions.Reduce), fencebench -reduce -runs exact:N,
+# added below when this tree's fencebench has -reduce. Another run is one more
+# entry here.
+fc_runlist=(exact:1 "exact:$cores" hc:1 "hc:$cores")
+fc_label() { # entry -> the table's label
+	local mode=${1%%:*} g=${1#*:} what
+	case $mode in
+	exact) what=exact ;;
+	hc) what=hash-compact ;;
+	reduce) what="exact, reduced (-reduce)" ;;
+	*) what=$mode ;;
+	esac
+	if [ "$g" = 1 ]; then echo "fencecheck $what, 1 goroutine"; else echo "fencecheck $what, $g goroutines"; fi
+}
+fc_args() { # entry -> fencebench's arguments
+	case ${1%%:*} in
+	reduce) echo "-reduce -runs exact:${1#*:}" ;;
+	*) echo "-runs $1" ;;
+	esac
+}
 if [ $spin_only = 0 ]; then
 	(cd "$repo" && go build -o "$tmp/fencebench" ./bench/cmd/fencebench) || die "go build ./bench/cmd/fencebench failed"
-	echo "# fencebench ${flags[*]} -runs exact:1,exact:$cores,hc:1,hc:$cores"
-	for run in exact:1 exact:$cores hc:1 hc:$cores; do
+	usage=$("$tmp/fencebench" -h 2>&1 || true)
+	[[ $usage == *-reduce* ]] && fc_runlist+=(reduce:1 "reduce:$cores")
+	echo "# fencebench ${flags[*]}, runs: ${fc_runlist[*]}"
+	for run in "${fc_runlist[@]}"; do
 		name=fc_${run/:/_}
 		rc=0
-		timeout "$timeout_s" "$tmp/fencebench" "${flags[@]}" -runs "$run" >"$tmp/$name.out" 2>&1 || rc=$?
+		# shellcheck disable=SC2046 # fc_args is words
+		timeout "$timeout_s" "$tmp/fencebench" "${flags[@]}" $(fc_args "$run") >"$tmp/$name.out" 2>&1 || rc=$?
 		[ $rc = 124 ] && die "fencebench $run exceeded --timeout $timeout_s s"
 		[ $rc = 0 ] || { cat "$tmp/$name.out" >&2; die "fencebench $run failed"; }
 		grep -q 'stopped=complete' "$tmp/$name.out" || { cat "$tmp/$name.out" >&2; die "fencebench $run did not complete"; }
@@ -149,18 +220,20 @@ if [ $spin_only = 0 ]; then
 				v["run"] ":" v["goroutines"], v["states"], v["transitions"], v["seconds"], v["rate"],
 				v["peak_heap"]/1048576, v["bytes_per_state"], v["peak_heap"]/v["states"] }' \
 			"$tmp/$name.out" >"$tmp/fc_$name.kv"
-		fc_runs+=" $name"
 	done
 fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the table ----
 echo
-printf '| %-40s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' tool states transitions "time s" states/s "mem MB" "B/state" "B/st all"
-printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' ------------------------------------------ ------------ ------------- --------- ----------- --------- ---------- ----------
+printf '| %-54s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' tool states transitions "time s" states/s "mem MB" "B/state" "B/st all"
+printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' -------------------------------------------------------- ------------ ------------- --------- ----------- --------- ---------- ----------
 row() { # label kv-name [spin|fc]
 	set -- "$1" "$2" "${3:-spin}"
-	printf '| %-40s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' "$1" "$(kv "$2" states "$3")" \
+	local label=$1 cut
+	cut=$(kv "$2" incomplete "$3")
+	[ -n "$cut" ] && [ "$cut" != - ] && label="$label (cut: $cut)"
+	printf '| %-54s | %11s | %12s | %8s | %10s | %8s | %9s | %9s |\n' "$label" "$(kv "$2" states "$3")" \
 		"$(kv "$2" transitions "$3")" "$(kv "$2" seconds "$3")" "$(kv "$2" rate "$3")" "$(kv "$2" mem_mb "$3")" \
 		"$(kv "$2" bps_store "$3")" "$(kv "$2" bps_total "$3")"
 }
@@ -169,14 +242,21 @@ row "Spin -DCOLLAPSE (1 core)" collapse
 row "Spin -DHC4 (1 core)" hc4
 row "Spin -DBITSTATE -w30 (1 core)" bitstate
 if [ $spin_only = 0 ]; then
-	row "fencecheck exact, 1 goroutine" fc_exact_1 fc
-	row "fencecheck exact, $cores goroutines" "fc_exact_$cores" fc
-	row "fencecheck hash-compact, 1 goroutine" fc_hc_1 fc
-	row "fencecheck hash-compact, $cores goroutines" "fc_hc_$cores" fc
+	for run in "${fc_runlist[@]}"; do
+		row "$(fc_label "$run")" "fc_${run/:/_}" fc
+	done
+fi
+if [ $procs = 1 ]; then
+	row "Spin POR exact, fencing_procs.pml" procs_por
+	row "Spin -DNOREDUCE exact, fencing_procs.pml" procs_nored
 fi
 echo
 echo "B/state: Spin (states + hash table) / stored; fencecheck BFSResult.BytesPerState (visited set + parent links)."
 echo "B/st all: Spin total actual memory / stored; fencecheck peak Go heap / stored. mem MB: the same totals."
+if [ $procs = 1 ]; then
+	echo "fencing_procs.pml is another model of the protocol (a process per node, channels; bench/README.md):"
+	echo "its states are not fencing.pml's. (cut: ...) marks a search cut short, by memory or time."
+fi
 
 if [ $spin_only = 0 ]; then
 	se=$(kv exact states) fe=$(kv fc_exact_1 states fc)
@@ -201,28 +281,49 @@ if [ $spin_only = 0 ]; then
 	echo "  $cores cores > 1.0 x Spin states/s:      exact $rn $(verdict "$rn" 1.0001 '>='), hash-compact $hn $(verdict "$hn" 1.0001 '>=')"
 	echo "  hash-compact <= 64 B/stored state:  $(kv fc_hc_1 bps_store fc) $(verdict "$(kv fc_hc_1 bps_store fc)" 64 '<=') (peak heap per state: $(kv fc_hc_1 bps_total fc))"
 fi
+if [ $procs = 1 ]; then
+	pp=$(kv procs_por states) pn=$(kv procs_nored states)
+	if [ "$pp" != - ] && [ "$pn" != - ] && [ "$(kv procs_por incomplete)" = - ] && [ "$(kv procs_nored incomplete)" = - ]; then
+		echo "fencing_procs.pml: partial-order reduction stores $(awk -v a="$pp" -v b="$pn" 'BEGIN { printf "%.2f", a / b }') of the states" \
+			"($pp of $pn), $(kv procs_por transitions) of $(kv procs_nored transitions) transitions;" \
+			"fencing.pml stores $(kv exact states)"
+	fi
+fi
 
 # ---- the buggy variant ----
+# It runs at the bound with OPS and INFLIGHT at least 2 (a holder that also
+# writes, and room for its stale write beside the new grant) and no dups,
+# crashes, restarts or forgeries: Spin's depth-first search wanders into the
+# fault space long before it meets the stale write.
 if [ $variant = 1 ]; then
 	echo
-	# check-then-write needs a holder that also writes: OPS >= 2
-	if [ "${cfg[OPS]}" -lt 2 ]; then
-		defs=("${defs[@]/-DOPS=*/-DOPS=2}")
-		for i in "${!flags[@]}"; do [ "${flags[$i]}" = -ops ] && flags[$((i + 1))]=2; done
-	fi
-	echo "# buggy variant: spin -a -DCHECK_THEN_WRITE ${defs[*]}; pan -m200000 (stops at the first assertion violation)"
-	(cd "$tmp" && rm -f pan.* && spin -a -DCHECK_THEN_WRITE "${defs[@]}" fencing.pml >/dev/null) || die "spin -a failed"
-	spin_build ctw
-	(cd "$tmp" && timeout "$timeout_s" ./pan_ctw -m200000 -w$hashw >spin_ctw.out 2>&1) || true
-	if grep -q 'assertion violated' "$tmp/spin_ctw.out"; then
-		echo "Spin:       $(grep -m1 'assertion violated' "$tmp/spin_ctw.out" | sed 's/^pan:1: //'), after" \
-			"$(awk '/states, stored/ {print $1}' "$tmp/spin_ctw.out") states, $(awk '/^pan: elapsed time/ {print $4}' "$tmp/spin_ctw.out") s"
-	else
-		echo "Spin:       no violation found at this bound (CHECK_THEN_WRITE needs OPS >= 2)"
-	fi
+	for k in OPS INFLIGHT; do [ "${cfg[$k]}" -ge 2 ] || cfg[$k]=2; done
+	for k in DUPS CRASHES RESTARTS FORGERIES; do cfg[$k]=0; done
+	defs=() flags=() shown=()
+	for k in "${order[@]}"; do
+		defs+=("-D$k=${cfg[$k]}")
+		flags+=("-${flagname[$k]}" "${cfg[$k]}")
+		shown+=("$k=${cfg[$k]}")
+	done
+	echo "# buggy variant $vname at ${shown[*]}: spin -a -D$vmacro; pan -m200000 (stops at the first assertion violation)"
+	# spin_variant dir file name extra-gcc-flags...
+	spin_variant() {
+		local dir=$1 file=$2 name=$3; shift 3
+		(cd "$dir" && rm -f pan.* && spin -a "-D$vmacro" "${defs[@]}" "$file" >/dev/null) || die "spin -a $file failed"
+		spin_build "$dir" "$name" "$@"
+		(cd "$dir" && timeout "$timeout_s" "./pan_$name" -m200000 -w$hashw >"$tmp/spin_$name.out" 2>&1) || true
+		if grep -q 'assertion violated' "$tmp/spin_$name.out"; then
+			echo "$(grep -m1 'assertion violated' "$tmp/spin_$name.out" | sed 's/^pan:1: //'), after $(awk '/states, stored/ {print $1}' "$tmp/spin_$name.out") states," \
+				"$(awk '/^pan: elapsed time/ {print $4}' "$tmp/spin_$name.out") s"
+		else
+			echo "no violation found at this bound ($(grep -m1 'errors:' "$tmp/spin_$name.out" | sed 's/^ *//'))"
+		fi
+	}
+	echo "Spin, fencing.pml:       $(spin_variant "$tmp" fencing.pml var -DNOREDUCE)"
+	[ $procs = 1 ] && echo "Spin, fencing_procs.pml: $(spin_variant "$tmp/procs" fencing_procs.pml var_procs)"
 	if [ $spin_only = 0 ]; then
-		"$tmp/fencebench" "${flags[@]}" -variant check-then-write -runs "hc:$cores" >"$tmp/fc_ctw.out" 2>&1 || true
-		echo "fencecheck: $(awk '{ for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }
-			printf "stopped=%s violation=%s at depth %s (a shortest counterexample), after %s states, %s s", v["stopped"], v["violation"], v["depth"], v["states"], v["seconds"] }' "$tmp/fc_ctw.out")"
+		"$tmp/fencebench" "${flags[@]}" -variant "$vname" -runs "hc:$cores" >"$tmp/fc_var.out" 2>&1 || true
+		echo "fencecheck:              $(awk '{ for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }
+			printf "stopped=%s violation=%s at depth %s (a shortest counterexample), after %s states, %s s", v["stopped"], v["violation"], v["depth"], v["states"], v["seconds"] }' "$tmp/fc_var.out")"
 	fi
 fi

@@ -1,0 +1,684 @@
+/*
+ * fencing_procs.pml: the reference lease + fencing protocol as a Spin user
+ * would write it: one process per worker, one for the coordinator, one for
+ * the sink and a nemesis; the network is channels of typed messages; Spin's
+ * partial-order reduction is meant to be on (no -DNOREDUCE), and the worker
+ * side is written for it (exclusive reply channels, local state).
+ *
+ * It is a different model from fencing.pml (which is fencecheck's
+ * model.Machine transcribed step for step, one process): it does not store
+ * the same states and is not meant to. bench/README.md says exactly how it
+ * differs. The protocol is the same: model/step.go's reference design, one
+ * coordinator, no clock skew (a tick is the coordinator's clock).
+ *
+ * Bounds: the macros of fencing.pml (W 2..3, R 1..2, TTL, OPS <= 8, GRANTS,
+ * INFLIGHT 1..3, DROPS, DUPS, CRASHES, RESTARTS, FORGERIES).
+ * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE (as in fencing.pml).
+ */
+
+#ifndef W
+#define W 2
+#endif
+#ifndef R
+#define R 1
+#endif
+#ifndef TTL
+#define TTL 2
+#endif
+#ifndef OPS
+#define OPS 1
+#endif
+#ifndef GRANTS
+#define GRANTS 2
+#endif
+#ifndef INFLIGHT
+#define INFLIGHT 2
+#endif
+#ifndef DROPS
+#define DROPS 1
+#endif
+#ifndef DUPS
+#define DUPS 1
+#endif
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#ifndef RESTARTS
+#define RESTARTS 1
+#endif
+#ifndef FORGERIES
+#define FORGERIES 1
+#endif
+
+#if INFLIGHT < 1 || INFLIGHT > 3 || W < 2 || W > 3 || R < 1 || R > 2
+#error "fencing_procs.pml: INFLIGHT 1..3, W 2..3, R 1..2"
+#endif
+
+#define AGECAP (TTL + 2)
+#define FORGED (GRANTS * R + 1)
+/* reply lanes per worker: capacity-1 channels, so that replies arrive in any
+ * order (a Promela channel is FIFO) */
+#define NL INFLIGHT
+
+/* message kinds, pending operations, reply codes: as in fencing.pml */
+#define AcquireReq 1
+#define AcquireRep 2
+#define RenewReq   3
+#define RenewRep   4
+#define ReleaseReq 5
+#define ReleaseRep 6
+#define WriteReq   7
+#define WriteRep   8
+#define ReadReq    9
+#define ReadRep    10
+#define AdvanceReq 12
+#define AdvanceRep 13
+#define OpNone    0
+#define OpAcquire 1
+#define OpRenew   2
+#define OpRelease 3
+#define OpWrite   4
+#define OpRead    5
+#define RepOK        1
+#define RepReplayed  2
+#define RepHeld      3
+#define RepExpired   4
+#define RepNotHolder 5
+#define RepFenced    6
+#define RepConflict  7
+/* what the network does to the reply a server step sends to a worker */
+#define FNORMAL 0
+#define FLOSE   1
+#define FDUP    2
+
+/*
+ * The network. Requests to the coordinator and to the sink (and the
+ * advances between them) travel in one queue per server, sorted (!!) so that
+ * its contents are a multiset; the server may take, lose or duplicate any
+ * message in it, and the coordinator's clock ages the acquire and renew
+ * requests in its queue. Replies to worker w travel in NL lanes of
+ * capacity 1 that only w reads (xr): a server sends into the first free lane
+ * (and waits while there is none), w takes any full one, so replies too
+ * arrive in any order. A reply is lost or duplicated as it is sent (FLOSE,
+ * FDUP). INFLIGHT bounds what a worker may send: the two queues (and the
+ * sink's checked writes, under CHECK_THEN_WRITE) and its own replies in
+ * flight together stay below it; the other workers' replies are not counted
+ * (w cannot read their lanes).
+ */
+#define CQFIELDS byte, byte, byte, byte, byte, byte, byte, byte, byte /* kind w r inc token req grant op age */
+#define SQFIELDS byte, byte, byte, byte, byte, byte, byte, byte, byte, byte /* kind w r inc token req grant pw pt op */
+#define RQFIELDS byte, byte, byte, byte, byte, byte, byte, byte, byte, byte /* kind r inc token req grant code pw pt op */
+
+chan coordq = [INFLIGHT] of { CQFIELDS };
+chan sinkq = [INFLIGHT] of { SQFIELDS };
+#ifdef CHECK_THEN_WRITE
+chan prepq = [INFLIGHT] of { SQFIELDS }; /* writes the sink checked, not yet written */
+#define NPREP len(prepq)
+#else
+#define NPREP 0
+#endif
+/* a server may duplicate a queued message while the queues are below
+ * INFLIGHT; a worker may send while they and its own replies in flight are */
+#define CANSEND (len(coordq) + len(sinkq) + NPREP < INFLIGHT)
+#if NL == 1
+#define MYSEND(L0, L1, L2) (len(coordq) + len(sinkq) + NPREP + len(L0) < INFLIGHT)
+#elif NL == 2
+#define MYSEND(L0, L1, L2) (len(coordq) + len(sinkq) + NPREP + len(L0) + len(L1) < INFLIGHT)
+#else
+#define MYSEND(L0, L1, L2) (len(coordq) + len(sinkq) + NPREP + len(L0) + len(L1) + len(L2) < INFLIGHT)
+#endif
+#define CANSTART(L0, L1, L2) (ops < OPS && MYSEND(L0, L1, L2))
+
+chan rep0_0 = [1] of { RQFIELDS };
+chan rep1_0 = [1] of { RQFIELDS };
+#if W > 2
+chan rep2_0 = [1] of { RQFIELDS };
+#endif
+#if NL > 1
+chan rep0_1 = [1] of { RQFIELDS };
+chan rep1_1 = [1] of { RQFIELDS };
+#if W > 2
+chan rep2_1 = [1] of { RQFIELDS };
+#endif
+#endif
+#if NL > 2
+chan rep0_2 = [1] of { RQFIELDS };
+chan rep1_2 = [1] of { RQFIELDS };
+#if W > 2
+chan rep2_2 = [1] of { RQFIELDS };
+#endif
+#endif
+#if CRASHES > 0
+/* the nemesis's crash orders to each worker */
+chan crash0 = [CRASHES] of { bit };
+chan crash1 = [CRASHES] of { bit };
+#if W > 2
+chan crash2 = [CRASHES] of { bit };
+#endif
+#endif
+
+typedef CMsg { byte kind; byte w; byte r; byte inc; byte token; byte req; byte grant; byte op; byte age };
+typedef SMsg { byte kind; byte w; byte r; byte inc; byte token; byte req; byte grant; byte pw; byte pt; byte op };
+typedef RMsg { byte kind; byte r; byte inc; byte token; byte req; byte grant; byte code; byte pw; byte pt; byte op };
+
+/* Tick counts are stored plus one (0 is -1, past the deadline), as in
+ * fencing.pml. */
+typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
+typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq };
+typedef Ded { byte inc; byte req; byte token; byte grant };
+typedef Result { byte writer; byte token; byte grant };
+
+/* The ghost state the assertions read (model.Ghost): every grant as it
+ * really was, the newest grant a holder observed, the requests a grant
+ * answered. No protocol step reads it. */
+typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
+typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
+Ghost ghost[R];
+byte fence[R];        /* the sink's fences (global: a holder's assertion reads them) */
+byte drops; byte dups; byte forged; /* faults used so far */
+
+/* the servers' scratch (their steps are d_steps: never interleaved) */
+hidden CMsg cur;
+hidden SMsg scur;
+hidden CMsg ctmp[INFLIGHT];
+hidden SMsg stmp[INFLIGHT];
+hidden byte k_;
+hidden byte r_;
+hidden byte w_;
+hidden byte gi_;
+hidden byte tok_;
+hidden byte code_;
+hidden byte inc_;
+hidden byte req_;
+hidden byte age_;
+hidden byte fate;   /* FNORMAL, FLOSE, FDUP: what the network does to the step's reply */
+
+/* ---- the workers ---- */
+
+#define RECV(L, m) L ? m.kind, m.r, m.inc, m.token, m.req, m.grant, m.code, m.pw, m.pt, m.op
+#define DISCARD(L) L ? _, _, _, _, _, _, _, _, _, _
+#define ZEROR(m) m.kind = 0; m.r = 0; m.inc = 0; m.token = 0; m.req = 0; m.grant = 0; m.code = 0; \
+	m.pw = 0; m.pt = 0; m.op = 0
+
+/* an acquire's reply (model.stepper.receive); the ghost learns of the grant */
+inline acq_reply(m) {
+	if
+	:: m.kind != AcquireRep || m.inc != inc || m.req != req -> skip /* not the answer to this acquire */
+	:: else ->
+		pending = OpNone;
+		if
+		:: m.code == RepOK ->
+			token = m.token; grant = m.grant; res = m.r;
+			if :: m.grant > ghost[m.r].observed -> ghost[m.r].observed = m.grant :: else fi;
+			assert(fence[m.r] >= m.token)                                   /* fence-before-grant */
+		:: else                                                             /* held */
+		fi
+	fi;
+	ZEROR(m)
+}
+
+/* the reply to any other operation: local only */
+inline op_reply(m) {
+	if
+	:: m.kind != pending * 2 || m.inc != inc || m.op != ops -> skip    /* a late reply, or a stale one */
+	:: else ->
+		pending = OpNone;
+		if
+		:: m.code != RepOK && m.code != RepReplayed ->
+			if :: m.code != RepHeld && m.code != RepConflict -> token = 0; grant = 0 :: else fi
+		:: else -> if :: m.kind == ReleaseRep -> token = 0; grant = 0 :: else fi
+		fi
+	fi;
+	ZEROR(m)
+}
+
+/* take a reply from lane L and handle it with h; the wait ends when it
+ * answered the operation */
+#define RCV(L, h) :: d_step { RECV(L, m); h(m) }; if :: pending == OpNone -> break :: else fi
+#if NL > 1
+#define RCV1(L1, h) RCV(L1, h)
+#define DISCARD1(L1) :: DISCARD(L1)
+#else
+#define RCV1(L1, h)
+#define DISCARD1(L1)
+#endif
+#if NL > 2
+#define RCV2(L2, h) RCV(L2, h)
+#define DISCARD2(L2) :: DISCARD(L2)
+#else
+#define RCV2(L2, h)
+#define DISCARD2(L2)
+#endif
+#if CRASHES > 0
+#define CRASHED(CR) :: CR ? _ -> d_step { pending = OpNone; inc++ }; break
+#define CRASHIDLE(CR) :: CR ? _ -> inc++
+#else
+#define CRASHED(CR)
+#define CRASHIDLE(CR)
+#endif
+
+/* waiting for the reply to an acquire: retry, take a reply, give up, crash */
+#define ACQWAIT(w, CR, L0, L1, L2) \
+	do \
+	:: d_step { MYSEND(L0, L1, L2) -> coordq !! AcquireReq, w, res, inc, 0, req, 0, 0, 0 } \
+	RCV(L0, acq_reply) \
+	RCV1(L1, acq_reply) \
+	RCV2(L2, acq_reply) \
+	:: pending = OpNone; break \
+	CRASHED(CR) \
+	od
+
+/* waiting for any other reply: every option is local or an xr receive, so
+ * the partial-order reduction may take this worker's steps alone */
+#define OPWAIT(CR, L0, L1, L2) \
+	do \
+	RCV(L0, op_reply) \
+	RCV1(L1, op_reply) \
+	RCV2(L2, op_reply) \
+	:: pending = OpNone; break \
+	CRASHED(CR) \
+	od
+
+
+#define STARTRES(w, r, CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token == 0 -> ops++; req++; pending = OpAcquire; res = r; \
+		coordq !! AcquireReq, w, r, inc, 0, req, 0, 0, 0 }; ACQWAIT(w, CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && (token == 0 || res == r) -> ops++; pending = OpRead; res = r; \
+		sinkq !! ReadReq, w, r, inc, 0, 0, 0, 0, 0, ops }; OPWAIT(CR, L0, L1, L2)
+
+#if R > 1
+#define STARTRES1(w, CR, L0, L1, L2) STARTRES(w, 1, CR, L0, L1, L2)
+#else
+#define STARTRES1(w, CR, L0, L1, L2)
+#endif
+
+/* one worker: idle, it starts an operation (model.Machine.Enabled's worker
+ * actions) and waits for its reply; a pause is the scheduler not running it */
+#define WORKER(w, CR, L0, L1, L2) \
+	byte inc = 1; byte ops; byte pending; byte res; byte token; byte grant; byte req; \
+	RMsg m; \
+	do \
+	STARTRES(w, 0, CR, L0, L1, L2) \
+	STARTRES1(w, CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token != 0 -> ops++; pending = OpRenew; \
+		coordq !! RenewReq, w, res, inc, token, 0, grant, ops, 0 }; OPWAIT(CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token != 0 -> ops++; pending = OpRelease; \
+		coordq !! ReleaseReq, w, res, inc, token, 0, grant, ops, 0 }; OPWAIT(CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token != 0 -> ops++; pending = OpWrite; \
+		sinkq !! WriteReq, w, res, inc, token, 0, grant, w + 1, token, ops }; OPWAIT(CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token != 0 && forged < FORGERIES -> ops++; pending = OpWrite; forged++; \
+		sinkq !! WriteReq, w, res, inc, FORGED, 0, grant, w + 1, FORGED, ops }; OPWAIT(CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token > 1 && forged < FORGERIES -> ops++; pending = OpWrite; forged++; \
+		sinkq !! WriteReq, w, res, inc, token - 1, 0, grant, w + 1, token - 1, ops }; OPWAIT(CR, L0, L1, L2) \
+	:: DISCARD(L0) /* idle: every reply is stale */ \
+	DISCARD1(L1) \
+	DISCARD2(L2) \
+	CRASHIDLE(CR) \
+	od
+
+#if NL == 1
+#define XRLANES(w) xr rep##w##_0
+#elif NL == 2
+#define XRLANES(w) xr rep##w##_0, rep##w##_1
+#else
+#define XRLANES(w) xr rep##w##_0, rep##w##_1, rep##w##_2
+#endif
+#if CRASHES > 0
+#define XRCRASH(w) xr crash##w;
+#else
+#define XRCRASH(w)
+#endif
+
+active proctype worker0() { XRLANES(0); XRCRASH(0) WORKER(0, crash0, rep0_0, rep0_1, rep0_2) }
+active proctype worker1() { XRLANES(1); XRCRASH(1) WORKER(1, crash1, rep1_0, rep1_1, rep1_2) }
+#if W > 2
+active proctype worker2() { XRLANES(2); XRCRASH(2) WORKER(2, crash2, rep2_0, rep2_1, rep2_2) }
+#endif
+
+/* ---- the servers' network side ---- */
+
+#define CQPOP(t) coordq ? t.kind, t.w, t.r, t.inc, t.token, t.req, t.grant, t.op, t.age
+#define CQPUSH(t) coordq !! t.kind, t.w, t.r, t.inc, t.token, t.req, t.grant, t.op, t.age
+#define SQPOP(q, t) q ? t.kind, t.w, t.r, t.inc, t.token, t.req, t.grant, t.pw, t.pt, t.op
+#define SQPUSH(q, t) q !! t.kind, t.w, t.r, t.inc, t.token, t.req, t.grant, t.pw, t.pt, t.op
+
+/* take the i-th message of a sorted queue into cur: the first i go to tmp
+ * and come back (sorted, so the queue is as it was) in restore */
+#define UPTO(n, body) k_ = 0; do :: k_ < n -> body; k_++ :: else -> break od
+inline cq_take(i) {
+	UPTO(i, CQPOP(ctmp[k_]));
+	CQPOP(cur)
+}
+inline cq_restore(i) {
+	UPTO(i, CQPUSH(ctmp[k_]));
+	skip
+}
+inline sq_take(q, i) {
+	UPTO(i, SQPOP(q, stmp[k_]));
+	SQPOP(q, scur)
+}
+inline sq_restore(q, i) {
+	UPTO(i, SQPUSH(q, stmp[k_]));
+	skip
+}
+
+/* a reply to worker W_ into the server's outgoing slot o, sent after the
+ * step (sendout): the network may lose or duplicate it (fate) */
+#define REPLY(W_, K, RR, INC, TOK, REQ, G, CODE, PW, PT, OP) \
+	o.kind = K; o.r = RR; o.inc = INC; o.token = TOK; o.req = REQ; o.grant = G; o.code = CODE; \
+	o.pw = PW; o.pt = PT; o.op = OP; o_w = W_; \
+	if \
+	:: fate == FLOSE -> drops++; o_n = 0 \
+	:: fate == FDUP -> dups++; o_n = 2 \
+	:: else -> o_n = 1 \
+	fi
+
+#define PUT(L) L ! o.kind, o.r, o.inc, o.token, o.req, o.grant, o.code, o.pw, o.pt, o.op
+/* the first free lane (a d_step: waits while none is free) */
+#if NL == 1
+#define LANES(w) d_step { nfull(rep##w##_0) -> PUT(rep##w##_0) }
+#elif NL == 2
+#define LANES(w) d_step { if :: nfull(rep##w##_0) -> PUT(rep##w##_0) :: nfull(rep##w##_1) -> PUT(rep##w##_1) fi }
+#else
+#define LANES(w) d_step { if :: nfull(rep##w##_0) -> PUT(rep##w##_0) :: nfull(rep##w##_1) -> PUT(rep##w##_1) \
+	:: nfull(rep##w##_2) -> PUT(rep##w##_2) fi }
+#endif
+#if W > 2
+#define LANES2 :: o_w == 2 -> LANES(2)
+#else
+#define LANES2
+#endif
+
+/* send o, o_n times, into free lanes of worker o_w (waits while they are
+ * full: the worker can always take its replies) */
+inline sendout() {
+	do
+	:: o_n > 0 ->
+		if
+		:: o_w == 0 -> LANES(0)
+		:: o_w == 1 -> LANES(1)
+		LANES2
+		fi;
+		o_n--
+	:: else -> break
+	od;
+	d_step { ZEROR(o); o_w = 0 }
+}
+
+/* ---- the coordinator ---- */
+
+#define DEDK(m) (m.r * W + m.w)
+#define ANSWERED(m) (dedup[DEDK(m)].req != 0 && dedup[DEDK(m)].inc == m.inc && m.req <= dedup[DEDK(m)].req)
+#define LEASEVALID(rr) (lease[rr].holder != 0 && lease[rr].left1 > 1)
+#define HOLD (grace1 > 1)
+
+/* model.stepper.grant to w_ (inc_, req_, sent age_ ticks ago) of tok_ for
+ * r_: spec.Judge's fact Granted over the ghost before it */
+inline newgrant() {
+	for (k_ : 1 .. ghost[r_].grants) {
+		assert(ghost[r_].g[k_ - 1].released || ghost[r_].g[k_ - 1].early1 <= 1); /* exclusive-lease */
+		assert(ghost[r_].g[k_ - 1].token < tok_)                               /* token-monotonic */
+	}
+	assert((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0);                  /* acquire-idempotent */
+	ghost[r_].grants++; gi_ = ghost[r_].grants;
+	ghost[r_].g[gi_ - 1].worker = w_ + 1; ghost[r_].g[gi_ - 1].inc = inc_;
+	ghost[r_].g[gi_ - 1].token = tok_;
+	ghost[r_].g[gi_ - 1].early1 = (age_ > TTL -> 0 : TTL + 1 - age_);
+	ghost[r_].g[gi_ - 1].late1 = TTL + 1; ghost[r_].g[gi_ - 1].released = 0;
+	ghost[r_].answered[w_] = ghost[r_].answered[w_] | (1 << (req_ - 1));
+	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
+	lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
+	k_ = r_ * W + w_;
+	dedup[k_].inc = inc_; dedup[k_].req = req_; dedup[k_].token = tok_; dedup[k_].grant = gi_;
+	REPLY(w_, AcquireRep, r_, inc_, tok_, req_, gi_, RepOK, 0, 0, 0)
+}
+
+#define CREPLY(K, TOK, G, CODE) REPLY(cur.w, K, cur.r, cur.inc, TOK, cur.req, G, CODE, 0, 0, cur.op)
+
+/* deliver cur (model.stepper.acquire, renew, release, advanced); an acquire
+ * that would need a grant beyond GRANTS waits (goes back) */
+inline coord_deliver() {
+	r_ = cur.r; w_ = cur.w;
+	if
+	:: cur.kind == AcquireReq ->
+		if
+		:: ANSWERED(cur) && cur.req == dedup[DEDK(cur)].req ->
+			CREPLY(AcquireRep, dedup[DEDK(cur)].token, dedup[DEDK(cur)].grant, RepOK)
+		:: ANSWERED(cur) && cur.req < dedup[DEDK(cur)].req ->
+			CREPLY(AcquireRep, 0, 0, RepHeld)                 /* a late copy of an older request */
+		:: !ANSWERED(cur) && waiting[r_].worker != 0 ->
+			if
+			:: waiting[r_].worker == w_ + 1 && waiting[r_].inc == cur.inc && waiting[r_].req == cur.req ->
+				sinkq !! AdvanceReq, 0, r_, 0, 0, waiting[r_].seq, 0, 0, 0, 0 /* a retry drives the advance */
+			:: else -> CREPLY(AcquireRep, 0, 0, RepHeld)      /* the resource is being granted */
+			fi
+		:: !ANSWERED(cur) && waiting[r_].worker == 0 && (LEASEVALID(r_) || HOLD) ->
+			CREPLY(AcquireRep, 0, 0, RepHeld)
+		:: !ANSWERED(cur) && waiting[r_].worker == 0 && !LEASEVALID(r_) && !HOLD &&
+		   ghost[r_].grants < GRANTS ->
+#ifdef GRANT_BEFORE_FENCE
+			counter[r_]++;
+			tok_ = counter[r_]; inc_ = cur.inc; req_ = cur.req; age_ = cur.age;
+			newgrant();
+			sinkq !! AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0 /* unsequenced, unanswered */
+#else
+			advseq[r_]++;
+			waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
+			waiting[r_].age = cur.age; waiting[r_].seq = advseq[r_];
+			sinkq !! AdvanceReq, 0, r_, 0, 0, advseq[r_], 0, 0, 0, 0
+#endif
+		:: else -> CQPUSH(cur)                                /* waits: the grant bound */
+		fi
+	:: cur.kind == RenewReq ->
+		if
+		:: lease[r_].holder != w_ + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
+			CREPLY(RenewRep, 0, 0, RepNotHolder)
+		:: else ->
+			if
+			:: lease[r_].left1 <= 1 -> CREPLY(RenewRep, 0, 0, RepExpired)
+			:: else ->
+				gi_ = lease[r_].grant - 1;
+				assert(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
+				         ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
+				         gi_ + 1 < ghost[r_].grants));                   /* renew-validity */
+				lease[r_].left1 = TTL + 1;
+				code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
+				if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
+				ghost[r_].g[gi_].late1 = TTL + 1;
+				CREPLY(RenewRep, 0, 0, RepOK)
+			fi
+		fi
+	:: cur.kind == ReleaseReq ->
+		if
+		:: lease[r_].holder != w_ + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
+			CREPLY(ReleaseRep, 0, 0, RepNotHolder)
+		:: else ->
+			ghost[r_].g[lease[r_].grant - 1].released = 1;
+			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
+			lease[r_].left1 = 1;
+			CREPLY(ReleaseRep, 0, 0, RepOK)
+		fi
+	:: cur.kind == AdvanceRep ->                          /* the sink's answer: grant */
+		if
+		:: waiting[r_].worker == 0 || waiting[r_].seq != cur.req -> skip
+		:: else ->
+			w_ = waiting[r_].worker - 1; inc_ = waiting[r_].inc; req_ = waiting[r_].req;
+			age_ = waiting[r_].age; tok_ = cur.token;
+			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
+			waiting[r_].seq = 0;
+			newgrant()
+		fi
+	fi
+}
+
+/* the coordinator's clock (model.stepper.tick): its leases, its grace
+ * period, the acquire it is granting, the ghost deadlines, the ages of the
+ * requests on their way to it */
+inline tick() {
+	if :: grace1 > 0 -> grace1-- :: else fi;
+	for (r_ : 0 .. R - 1) {
+		if :: lease[r_].holder != 0 && lease[r_].left1 > 0 -> lease[r_].left1-- :: else fi;
+		if :: waiting[r_].worker != 0 && waiting[r_].age < AGECAP -> waiting[r_].age++ :: else fi;
+		for (k_ : 1 .. ghost[r_].grants) {
+			if :: ghost[r_].g[k_ - 1].early1 > 0 -> ghost[r_].g[k_ - 1].early1-- :: else fi;
+			if :: ghost[r_].g[k_ - 1].late1 > 0 -> ghost[r_].g[k_ - 1].late1-- :: else fi
+		}
+	}
+	w_ = len(coordq);
+	for (k_ : 1 .. w_) { CQPOP(ctmp[k_ - 1]) }
+	for (k_ : 1 .. w_) {
+		if
+		:: (ctmp[k_ - 1].kind == AcquireReq || ctmp[k_ - 1].kind == RenewReq) && ctmp[k_ - 1].age < AGECAP ->
+			ctmp[k_ - 1].age++
+		:: else
+		fi;
+		CQPUSH(ctmp[k_ - 1])
+	}
+	skip
+}
+
+/* the coordinator's options on the i-th message of its queue: deliver it
+ * (its reply delivered, lost or duplicated), lose it, duplicate it */
+#define COORDMSG(i) \
+	:: atomic { d_step { len(coordq) > i -> fate = FNORMAL; cq_take(i); coord_deliver(); cq_restore(i) }; sendout() } \
+	:: atomic { d_step { len(coordq) > i && drops < DROPS -> fate = FLOSE; cq_take(i); coord_deliver(); cq_restore(i) }; sendout() } \
+	:: atomic { d_step { len(coordq) > i && dups < DUPS -> fate = FDUP; cq_take(i); coord_deliver(); cq_restore(i) }; sendout() } \
+	:: d_step { len(coordq) > i && drops < DROPS -> cq_take(i); drops++; cq_restore(i) } \
+	:: d_step { len(coordq) > i && dups < DUPS && CANSEND -> cq_take(i); dups++; CQPUSH(cur); CQPUSH(cur); cq_restore(i) }
+
+active proctype coordinator() {
+	Lease lease[R];         /* in memory: a restart loses it */
+	Waiting waiting[R];     /* in memory */
+	Ded dedup[R * W];       /* durable (the coordination store) */
+	byte advseq[R];         /* durable */
+	byte grace1 = 1;        /* RefHold's timer, plus one */
+#ifdef GRANT_BEFORE_FENCE
+	byte counter[R];        /* durable */
+#endif
+	byte restarts;
+	RMsg o; byte o_w; byte o_n; /* the reply being sent */
+	do
+	:: d_step { tick() }
+	:: d_step { restarts < RESTARTS ->               /* model.RefRestart */
+		restarts++;
+		for (r_ : 0 .. R - 1) {
+			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
+			lease[r_].left1 = 1;
+			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
+			waiting[r_].seq = 0
+		}
+		grace1 = TTL + 1 }
+	COORDMSG(0)
+#if INFLIGHT > 1
+	COORDMSG(1)
+#endif
+#if INFLIGHT > 2
+	COORDMSG(2)
+#endif
+	od
+}
+
+/* ---- the sink ---- */
+
+#define SREPLY(K, CODE, PW, PT) REPLY(scur.w, K, scur.r, scur.inc, 0, 0, 0, CODE, PW, PT, scur.op)
+
+/* model.stepper.store: the idempotent write under the task's key */
+inline store() {
+	r_ = scur.r;
+	if
+	:: result[r_].writer == 0 ->
+		result[r_].writer = scur.pw; result[r_].token = scur.pt; result[r_].grant = scur.grant;
+		code_ = RepOK
+	:: result[r_].writer != 0 && result[r_].writer == scur.pw && result[r_].token == scur.pt ->
+		code_ = RepReplayed
+	:: else -> code_ = RepConflict
+	fi;
+	if
+	:: code_ != RepConflict -> assert(!(scur.grant < ghost[r_].observed))          /* fencing */
+	:: else
+	fi;
+	SREPLY(WriteRep, code_, 0, 0)
+}
+
+inline sink_deliver() {
+	r_ = scur.r;
+	if
+	:: scur.kind == WriteReq && scur.token != fence[r_] ->
+		/* resource-independence (the ghost's Advanced is the fence here) */
+		assert(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
+		         fence[r_] <= scur.token));
+		SREPLY(WriteRep, RepFenced, 0, 0)
+	:: scur.kind == WriteReq && scur.token == fence[r_] ->
+#ifdef CHECK_THEN_WRITE
+		SQPUSH(prepq, scur)                 /* checked; written in a later step */
+#else
+		store()
+#endif
+	:: scur.kind == ReadReq -> SREPLY(ReadRep, RepOK, result[r_].writer, result[r_].token)
+	:: scur.kind == AdvanceReq ->                   /* model.stepper.sinkAdvance */
+		if
+		:: scur.req == 0 -> if :: scur.token > fence[r_] -> fence[r_] = scur.token :: else fi
+		:: scur.req != 0 && scur.req < sinkseq[r_] -> skip
+		:: scur.req != 0 && scur.req >= sinkseq[r_] ->
+			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; fence[r_]++ :: else fi;
+			coordq !! AdvanceRep, 0, r_, 0, fence[r_], scur.req, 0, 0, 0
+		fi
+	fi
+}
+
+#define SINKMSG(i) \
+	:: atomic { d_step { len(sinkq) > i -> fate = FNORMAL; sq_take(sinkq, i); sink_deliver(); sq_restore(sinkq, i) }; sendout() } \
+	:: atomic { d_step { len(sinkq) > i && drops < DROPS -> fate = FLOSE; sq_take(sinkq, i); sink_deliver(); sq_restore(sinkq, i) }; sendout() } \
+	:: atomic { d_step { len(sinkq) > i && dups < DUPS -> fate = FDUP; sq_take(sinkq, i); sink_deliver(); sq_restore(sinkq, i) }; sendout() } \
+	:: d_step { len(sinkq) > i && drops < DROPS -> sq_take(sinkq, i); drops++; sq_restore(sinkq, i) } \
+	:: d_step { len(sinkq) > i && dups < DUPS && CANSEND -> sq_take(sinkq, i); dups++; SQPUSH(sinkq, scur); \
+		SQPUSH(sinkq, scur); sq_restore(sinkq, i) }
+
+/* under CHECK_THEN_WRITE: write the i-th checked write (its reply may be
+ * lost or duplicated; the checked write itself is inside the sink) */
+#define COMMIT(i) \
+	:: atomic { d_step { len(prepq) > i -> fate = FNORMAL; sq_take(prepq, i); store(); sq_restore(prepq, i) }; sendout() } \
+	:: atomic { d_step { len(prepq) > i && drops < DROPS -> fate = FLOSE; sq_take(prepq, i); store(); sq_restore(prepq, i) }; sendout() } \
+	:: atomic { d_step { len(prepq) > i && dups < DUPS -> fate = FDUP; sq_take(prepq, i); store(); sq_restore(prepq, i) }; sendout() }
+
+active proctype sink() {
+	byte sinkseq[R];        /* the last sequenced advance applied */
+	Result result[R];       /* the result of task r */
+	RMsg o; byte o_w; byte o_n;
+	do
+	SINKMSG(0)
+#if INFLIGHT > 1
+	SINKMSG(1)
+#endif
+#if INFLIGHT > 2
+	SINKMSG(2)
+#endif
+#ifdef CHECK_THEN_WRITE
+	COMMIT(0)
+#if INFLIGHT > 1
+	COMMIT(1)
+#endif
+#if INFLIGHT > 2
+	COMMIT(2)
+#endif
+#endif
+	od
+}
+
+/* ---- the nemesis: worker crashes (its budget is its own) ---- */
+#if CRASHES > 0
+active proctype nemesis() {
+	xs crash0; xs crash1;
+#if W > 2
+	xs crash2;
+#endif
+	byte crashes;
+	do
+	:: d_step { crashes < CRASHES -> crash0 ! 1; crashes++ }
+	:: d_step { crashes < CRASHES -> crash1 ! 1; crashes++ }
+#if W > 2
+	:: d_step { crashes < CRASHES -> crash2 ! 1; crashes++ }
+#endif
+	od
+}
+#endif
