@@ -265,9 +265,9 @@ inline tick() {
 }
 
 /* model.RefAnswers: the durable record answers a retry (same incarnation and
- * request id) or refuses a late copy of an older request */
+ * request id) or refuses a late copy of an older request or incarnation */
 #define DED(m) dedup[m.res * W + m.worker]
-#define ANSWERED(m) (DED(m).req != 0 && DED(m).inc == m.inc && m.req <= DED(m).req)
+#define ANSWERED(m) (DED(m).req != 0 && (DED(m).inc == m.inc && m.req <= DED(m).req || m.inc < DED(m).inc))
 #define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1) /* RefValid */
 #define HOLD (grace1 > 1)                                                 /* RefHold */
 
@@ -312,8 +312,8 @@ inline acquire() {
 	if
 	:: ANSWERED(cur) ->
 		if
-		:: cur.req == dedup[k_].req -> REPLY(AcquireRep, dedup[k_].token, dedup[k_].grant, RepOK, 0, 0)
-		:: else -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)   /* a late copy of an older request */
+		:: cur.inc == dedup[k_].inc && cur.req == dedup[k_].req -> REPLY(AcquireRep, dedup[k_].token, dedup[k_].grant, RepOK, 0, 0)
+		:: else -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)   /* a late copy of an older request or incarnation */
 		fi
 	:: else ->
 		if

@@ -408,7 +408,7 @@ inline sendout() {
 /* ---- the coordinator ---- */
 
 #define DEDK(m) (m.r * W + m.w)
-#define ANSWERED(m) (dedup[DEDK(m)].req != 0 && dedup[DEDK(m)].inc == m.inc && m.req <= dedup[DEDK(m)].req)
+#define ANSWERED(m) (dedup[DEDK(m)].req != 0 && (dedup[DEDK(m)].inc == m.inc && m.req <= dedup[DEDK(m)].req || m.inc < dedup[DEDK(m)].inc))
 #define LEASEVALID(rr) (lease[rr].holder != 0 && lease[rr].left1 > 1)
 #define HOLD (grace1 > 1)
 
@@ -442,10 +442,10 @@ inline coord_deliver() {
 	if
 	:: cur.kind == AcquireReq ->
 		if
-		:: ANSWERED(cur) && cur.req == dedup[DEDK(cur)].req ->
+		:: ANSWERED(cur) && cur.inc == dedup[DEDK(cur)].inc && cur.req == dedup[DEDK(cur)].req ->
 			CREPLY(AcquireRep, dedup[DEDK(cur)].token, dedup[DEDK(cur)].grant, RepOK)
-		:: ANSWERED(cur) && cur.req < dedup[DEDK(cur)].req ->
-			CREPLY(AcquireRep, 0, 0, RepHeld)                 /* a late copy of an older request */
+		:: ANSWERED(cur) && (cur.inc != dedup[DEDK(cur)].inc || cur.req < dedup[DEDK(cur)].req) ->
+			CREPLY(AcquireRep, 0, 0, RepHeld)                 /* a late copy of an older request or incarnation */
 		:: !ANSWERED(cur) && waiting[r_].worker != 0 ->
 			if
 			:: waiting[r_].worker == w_ + 1 && waiting[r_].inc == cur.inc && waiting[r_].req == cur.req ->

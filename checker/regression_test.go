@@ -104,3 +104,30 @@ func TestEveryAcceptedConfigRuns(t *testing.T) {
 		RandomRun(m, seed, 200, 0) // a full table would panic here
 	}
 }
+
+// TestLateRetryOfACrashedIncarnation: a worker's acquire and its retry are
+// in flight, it crashes and acquires again; the coordinator grants the old
+// incarnation's request, then the new one's once that lease expired, and
+// then the retry of the old request arrives. The record of the worker's
+// last grant (the new incarnation's) used to let that retry through, to a
+// second grant for a request id already answered (acquire-idempotent: the
+// P1 search under the reductions found it at depth 16); now a copy from an
+// earlier incarnation is refused as held.
+func TestLateRetryOfACrashedIncarnation(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 3, InFlight: 3, Crashes: 1}
+	m := newMachine(t, c, model.Design{})
+	steps := []string{"acquire w=0", "retry w=0", "crash w=0", "acquire w=0", "deliver acquire-req w=0 inc=1 req=1",
+		"deliver advance-req req=1", "deliver advance-rep req=1", "tick", "tick", "deliver acquire-req w=0 inc=2 req=2",
+		"deliver advance-req req=2", "deliver advance-rep req=2", "tick", "tick", "deliver acquire-req w=0 inc=1 req=1"}
+	run, judged := judgedScript(t, m, steps)
+	if judged.Has(spec.AcquireIdempotent) || run.State.Ghost[0].Grants != 2 {
+		t.Fatalf("the late retry got a grant: violated %v, %d grants", judged.IDs(), run.State.Ghost[0].Grants)
+	}
+	last := run.State.Msgs[:run.State.NMsgs]
+	for _, msg := range last {
+		if msg.Kind == model.AcquireRep && msg.Inc == 1 && msg.Code == model.RepHeld {
+			return
+		}
+	}
+	t.Fatalf("no held answer to the late retry: %+v", last)
+}

@@ -188,10 +188,16 @@ func RefHold(u, _ Regs) bool { return u.T > 0 }
 
 // RefAnswers: the record answers a retry (the same incarnation and request
 // id) with its grant and refuses a late copy of an older request of the
-// same worker (request ids grow).
+// same worker (request ids grow), or of an earlier incarnation's
+// (incarnations grow: without this, a crashed incarnation's delayed retry
+// would get a second grant for a request id already answered).
 func RefAnswers(d Dedup, req Msg) uint8 {
 	switch {
-	case d.Req == 0 || d.Inc != req.Inc:
+	case d.Req == 0:
+		return 0
+	case req.Inc < d.Inc:
+		return RepHeld
+	case d.Inc != req.Inc:
 		return 0
 	case req.Req == d.Req:
 		return RepOK
