@@ -1,5 +1,7 @@
 package model
 
+import "errors"
+
 // key orders messages: a total order over all fields.
 func (m *Msg) key() [16]byte {
 	var live byte
@@ -101,6 +103,116 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 }
 
 func (u *Regs) append(b []byte) []byte { return append(b, u.A, u.B, byte(u.T)) }
+
+// errEncoded reports bytes that Encode did not write.
+var errEncoded = errors.New("model: not an encoded state")
+
+// Decode sets *s to the state whose encoding (under the machine's config)
+// is b: the inverse of Encode for the states the machine reaches, in which
+// every slot the config leaves unused is zero. It refuses bytes that Encode
+// cannot have written: too few or too many, a bool above 1, a count above
+// its array.
+func (m *Machine) Decode(b []byte, s *State) error {
+	*s = State{}
+	c := &m.Config
+	nw, nr, nc := c.Workers, c.Resources, c.Replicas
+	d := decoder{b: b}
+	for w := 0; w < nw; w++ {
+		wk := &s.Workers[w]
+		wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req = d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
+		wk.Paused, wk.PausedFor, wk.Skew = d.bool(), d.u8(), d.i8()
+		d.regs(&wk.U)
+	}
+	for rep := 0; rep < nc; rep++ {
+		co := &s.Coord[rep]
+		d.regs(&co.U)
+		for r := 0; r < nr; r++ {
+			l := &co.Lease[r]
+			l.Holder, l.Inc, l.Token, l.Grant, l.Left = d.u8(), d.u8(), d.u8(), d.u8(), d.i8()
+			co.Counter[r], co.AdvSeq[r] = d.u8(), d.u8()
+			d.regs(&co.RU[r])
+			wt := &co.Wait[r]
+			wt.Worker, wt.Inc, wt.Req, wt.Age, wt.Skew, wt.U, wt.Seq, wt.Token = d.u8(), d.u8(), d.u8(), d.u8(), d.i8(), d.u8(), d.u8(), d.u8()
+			for w := 0; w < nw; w++ {
+				x := &co.Dedup[r][w]
+				x.Inc, x.Req, x.Token, x.Grant = d.u8(), d.u8(), d.u8(), d.u8()
+			}
+		}
+	}
+	for r := 0; r < nr; r++ {
+		s.Sink.Fence[r] = d.u8()
+		for rep := 0; rep < nc; rep++ {
+			s.Sink.AdvSeq[rep][r], s.Sink.AdvFence[rep][r] = d.u8(), d.u8()
+		}
+		d.regs(&s.Sink.U[r])
+	}
+	s.Sink.NResults = d.count(MaxResults)
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		x := &s.Sink.Results[i]
+		x.Res, x.Key, x.Writer, x.Token, x.Grant = d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
+	}
+	s.NMsgs = d.count(MaxMsgs)
+	for i := 0; i < int(s.NMsgs); i++ {
+		x := &s.Msgs[i]
+		x.Kind, x.Worker, x.Res, x.Replica, x.Inc, x.Token, x.Req, x.Grant = d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
+		x.Code, x.PW, x.PT, x.Age, x.Skew, x.Live, x.Key, x.U = d.u8(), d.u8(), d.u8(), d.u8(), d.i8(), d.bool(), d.u8(), d.u8()
+	}
+	for r := 0; r < nr; r++ {
+		g := &s.Ghost[r]
+		g.Grants, g.Observed, g.Advanced = d.count(MaxGrants), d.u8(), d.u8()
+		for i := 1; i <= int(g.Grants); i++ {
+			t := &g.Grant[i]
+			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Released = d.u8(), d.u8(), d.u8(), d.i8(), d.i8(), d.bool()
+		}
+		for w := 0; w < nw; w++ {
+			g.Answered[w][0], g.Answered[w][1] = d.u8(), d.u8()
+		}
+	}
+	s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts = d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
+	if d.bad || len(d.b) != 0 {
+		return errEncoded
+	}
+	return nil
+}
+
+// decoder reads Encode's bytes in order; reading past the end, or a value
+// out of range, marks it bad (and reads zero).
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) u8() uint8 {
+	if len(d.b) == 0 {
+		d.bad = true
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) i8() int8 { return int8(d.u8()) }
+
+func (d *decoder) bool() bool {
+	v := d.u8()
+	if v > 1 {
+		d.bad = true
+	}
+	return v == 1
+}
+
+// count reads a length that may not exceed limit (the array it indexes).
+func (d *decoder) count(limit int) uint8 {
+	v := d.u8()
+	if int(v) > limit {
+		d.bad = true
+		return 0
+	}
+	return v
+}
+
+func (d *decoder) regs(u *Regs) { u.A, u.B, u.T = d.u8(), d.u8(), d.i8() }
 
 func bit(v bool) byte {
 	if v {

@@ -311,10 +311,13 @@ func countDown(t *int8) { *t = Clamp(int(*t) - 1) }
 
 func (st *stepper) tick() {
 	s, m := st.s, st.m
-	for c := range s.Coord {
+	// Only the slots in use tick: an unused one stays zero, as Encode
+	// (which skips it) and Decode assume.
+	nw, nr := m.Config.Workers, m.Config.Resources
+	for c := range m.Config.Replicas {
 		co := &s.Coord[c]
 		countDown(&co.U.T)
-		for r := range co.Lease {
+		for r := range nr {
 			if l := &co.Lease[r]; l.Holder != 0 {
 				countDown(&l.Left)
 			}
@@ -324,10 +327,10 @@ func (st *stepper) tick() {
 			}
 		}
 	}
-	for r := range s.Sink.U {
+	for r := range nr {
 		countDown(&s.Sink.U[r].T)
 	}
-	for w := range s.Workers {
+	for w := range nw {
 		wk := &s.Workers[w]
 		countDown(&wk.U.T)
 		switch {

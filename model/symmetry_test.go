@@ -91,19 +91,31 @@ func TestStateLayout(t *testing.T) {
 	}
 }
 
-func TestPackRoundTrip(t *testing.T) {
-	for name, m := range variantMachines(t, symConfig) {
-		states, _ := sampleStates(m, 3000)
-		for i := range states {
-			s := &states[i]
-			b := model.Pack(s, []byte{7})
-			var u model.State
-			rest, err := model.Unpack(append(b[1:], 9), &u)
-			if err != nil || u != *s || len(rest) != 1 || rest[0] != 9 {
-				t.Fatalf("%s: Unpack(Pack(s)) = %v, %v, rest %v", name, err, u == *s, rest)
-			}
-			if _, err := model.Unpack(b[1:len(b)-1], &u); err == nil {
-				t.Fatalf("%s: a truncated packing was accepted", name)
+// TestDecodeRoundTrip checks that Decode inverts Encode on reachable states,
+// raw and canonical, with and without timing faults, under every design, and
+// refuses truncated or overlong bytes.
+func TestDecodeRoundTrip(t *testing.T) {
+	timed := symConfig
+	timed.Delay, timed.Pause = 1, 2
+	for _, c := range []model.Config{symConfig, timed} {
+		for name, m := range variantMachines(t, c) {
+			states, _ := sampleStates(m, 2000)
+			canon := m.NewCanon(model.SymWorkers | model.SymResources)
+			var rep, u model.State
+			for i := range states {
+				canon.Canonical(&states[i], &rep)
+				for _, s := range []*model.State{&states[i], &rep} {
+					b := m.Encode(s, nil)
+					if err := m.Decode(b, &u); err != nil || u != *s {
+						t.Fatalf("%s: Decode(Encode(s)) = %v, equal %v", name, err, u == *s)
+					}
+					if m.Decode(b[:len(b)-1], &u) == nil {
+						t.Fatalf("%s: a truncated encoding was accepted", name)
+					}
+					if m.Decode(append(b, 0), &u) == nil {
+						t.Fatalf("%s: an encoding with a trailing byte was accepted", name)
+					}
+				}
 			}
 		}
 	}
