@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
@@ -269,10 +268,9 @@ type edge struct {
 }
 
 // cand is a successor not seen in earlier levels, waiting to be merged.
-// Its key (Encode) is in the chunk's keys at off; its state is the
-// chunk's states at the same index as the cand. Only the merge packs the
-// states that turn out new (most candidates are not), into the packs of
-// the goroutine that inserted them, and then sets off to the packing's.
+// Its key (the canonical state's Encode) is in the chunk's keys at off:
+// the key is all the next level keeps of a new state, which Decode
+// restores when the level is expanded.
 type cand struct {
 	hash   uint64
 	parent uint32
@@ -281,7 +279,6 @@ type cand struct {
 	fresh  bool  // set by the merge: a new state
 	off    uint32
 	key    uint16 // length of the key
-	packed uint16 // length of the packed state, set by the merge
 }
 
 const candSize = 24 // bytes of a cand
@@ -290,7 +287,6 @@ const candSize = 24 // bytes of a cand
 type chunkOut struct {
 	cands    []cand
 	keys     []byte
-	states   []model.State // the cands' canonical states
 	violated spec.Set
 	trans    uint64
 	reached  Coverage            // transitions that reached each scene
@@ -303,8 +299,8 @@ type expander struct {
 	canon *model.Canon
 	acts  []model.Action
 	s, t  model.State
-	group [lookGroup]model.State // the canonical states of the pending candidates
-	sink  byte                   // what the warm-up loads read, kept so that they are not elided
+	rep   model.State // a successor's canonical state
+	sink  byte        // what the warm-up loads read, kept so that they are not elided
 }
 
 // lookGroup is how many successors are looked up in the visited set
@@ -319,7 +315,7 @@ type bfs struct {
 	gor   int
 	start time.Time
 
-	front arena // the packed states of the last two levels
+	front arena // the keys of the states of the last two levels
 	seen  *stateSet
 	paths pathStore
 
@@ -329,7 +325,6 @@ type bfs struct {
 	curStride uint32   // and between two of its states (1 but after keepShare)
 	depth     int
 	outs      []chunkOut
-	packs     [][]byte // per merge goroutine, the packed new states of a batch
 	exps      []expander
 	unreduced uint64
 	trans     uint64
@@ -388,7 +383,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	orbit := b.exps[0].canon.Canonical(&init, &rep)
 	key := b.m.Encode(&rep, nil)
 	b.seen.insert(key, hashKey(key))
-	b.cur = append(b.cur, b.front.add(model.Pack(&rep, nil)))
+	b.cur = append(b.cur, b.front.add(key))
 	b.paths.add(0, 0)
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
@@ -547,17 +542,12 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 	wg.Wait()
 	var front, used uint64
 	for k := range b.outs {
-		used += uint64(len(b.outs[k].keys)) + uint64(len(b.outs[k].cands))*candSize +
-			uint64(len(b.outs[k].states))*uint64(unsafe.Sizeof(model.State{}))
+		used += uint64(len(b.outs[k].keys)) + uint64(len(b.outs[k].cands))*candSize
 	}
 	for _, out := range b.outs[:cap(b.outs)] {
-		front += uint64(cap(out.keys)) + uint64(cap(out.cands))*candSize +
-			uint64(cap(out.states))*uint64(unsafe.Sizeof(model.State{}))
+		front += uint64(cap(out.keys)) + uint64(cap(out.cands))*candSize
 	}
 	b.chunkUse, b.outsCap = used/uint64(hi-lo), front
-	for _, p := range b.packs {
-		front += uint64(cap(p))
-	}
 	front += uint64(cap(b.cur)+cap(b.next))*8 + b.front.held
 	b.peakFrontier = max(b.peakFrontier, front)
 	return int(first.Load())
@@ -567,7 +557,7 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 // transition and keeps the successors not seen in earlier levels.
 func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
-	out.cands, out.keys, out.states = out.cands[:0], out.keys[:0], out.states[:0]
+	out.cands, out.keys = out.cands[:0], out.keys[:0]
 	out.violated, out.trans, out.stop, out.first = 0, 0, edge{}, [maxInvariants]edge{}
 	out.reached = Coverage{}
 	lo := k * chunkStates
@@ -575,8 +565,8 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	s, t := &e.s, &e.t
 	pending := 0 // candidates at the end of out.cands not looked up yet
 	for i := lo; i < hi; i++ {
-		if _, err := model.Unpack(b.front.key(b.cur[i]), s); err != nil {
-			panic(err) // the arena holds what Pack wrote
+		if err := m.Decode(b.front.key(b.cur[i]), s); err != nil {
+			panic(err) // the arena holds what Encode wrote
 		}
 		parent := b.curStart + uint32(i)*b.curStride
 		e.acts = m.Reduced(s, b.opt.Reduce, e.acts[:0])
@@ -595,10 +585,9 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			if out.stop.ok {
 				continue // this level ends the search: no successor is needed
 			}
-			c := &e.group[pending]
-			orbit := e.canon.Canonical(t, c)
+			orbit := e.canon.Canonical(t, &e.rep)
 			start := len(out.keys)
-			out.keys = m.Encode(c, out.keys)
+			out.keys = m.Encode(&e.rep, out.keys)
 			key := out.keys[start:]
 			out.cands = append(out.cands, cand{hash: hashKey(key), parent: parent, act: uint16(ai),
 				orbit: uint8(orbit), off: uint32(start), key: uint16(len(key))})
@@ -611,8 +600,8 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	b.lookUp(e, out, pending)
 }
 
-// lookUp drops, of the last n candidates of out (whose states are
-// e.group[:n]), those seen in earlier levels, and keeps the others' states.
+// lookUp drops, of the last n candidates of out, those seen in earlier
+// levels.
 func (b *bfs) lookUp(e *expander, out *chunkOut, n int) {
 	if n == 0 {
 		return
@@ -637,7 +626,6 @@ func (b *bfs) lookUp(e *expander, out *chunkOut, n int) {
 		c.off = end
 		end += uint32(c.key)
 		out.cands[kept] = c
-		out.states = append(out.states, e.group[i])
 		kept++
 	}
 	out.cands = out.cands[:kept]
@@ -673,31 +661,20 @@ func (b *bfs) collect() {
 
 // merge inserts the batch's new successors into the visited set and
 // appends them to the next level. The set's parts are filled in parallel,
-// each with its candidates in chunk order, packing the new ones; then the
-// new states are numbered in chunk order.
+// each with its candidates in chunk order; then the new states are
+// numbered in chunk order.
 func (b *bfs) merge() {
 	g := min(b.gor, setParts)
-	if len(b.packs) < g {
-		b.packs = make([][]byte, g)
-	}
 	insert := func(j int) {
-		packs := b.packs[j][:0]
 		for k := range b.outs {
 			out := &b.outs[k]
 			for i := range out.cands {
 				c := &out.cands[i]
-				if part(c.hash)%g != j {
-					continue
-				}
-				c.fresh = b.seen.insert(out.keys[c.off:c.off+uint32(c.key)], c.hash)
-				if c.fresh {
-					start := len(packs)
-					packs = model.Pack(&out.states[i], packs)
-					c.off, c.packed = uint32(start), uint16(len(packs)-start)
+				if part(c.hash)%g == j {
+					c.fresh = b.seen.insert(out.keys[c.off:c.off+uint32(c.key)], c.hash)
 				}
 			}
 		}
-		b.packs[j] = packs
 	}
 	var wg sync.WaitGroup
 	for j := 1; j < g; j++ {
@@ -714,8 +691,7 @@ func (b *bfs) merge() {
 		out := &b.outs[k]
 		for _, c := range out.cands {
 			if c.fresh {
-				packs := b.packs[part(c.hash)%g]
-				b.push(packs[c.off : c.off+uint32(c.packed)])
+				b.push(out.keys[c.off : c.off+uint32(c.key)])
 				b.paths.add(c.parent, c.act)
 				b.unreduced += uint64(c.orbit)
 			}

@@ -32,7 +32,7 @@ const CheckpointFile = "bfs.checkpoint"
 // before it and the end marker. Integers are little-endian.
 const (
 	checkpointMagic   = "fencecheck BFS checkpoint\n"
-	checkpointVersion = 1
+	checkpointVersion = 2
 	checkpointEnd     = "end of checkpoint\n"
 	maxHeader         = 1 << 20
 )
@@ -352,7 +352,7 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 		w.bytes(block)
 	}
 
-	// The frontier: the packed states of the level.
+	// The frontier: the keys (model.Machine.Encode) of the level's states.
 	w.u64(uint64(b.levelLen()))
 	block := w.block[:0]
 	record := func(p []byte) {
@@ -386,12 +386,8 @@ func (b *bfs) storedSince() ([setParts][]uint64, error) {
 	if want == 0 {
 		return since, nil
 	}
-	var s model.State
-	var key []byte
 	add := func(p []byte) {
-		model.Unpack(p, &s) // what push wrote
-		key = b.m.Encode(&s, key[:0])
-		h := hashKey(key)
+		h := hashKey(p) // push wrote the state's key
 		since[part(h)] = append(since[part(h)], b.seen.parts[part(h)].entryHash(h))
 	}
 	if w := b.disk.next; w != nil {
@@ -798,7 +794,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	for i := uint64(0); i < lv.Frontier && r.err == nil; i++ {
 		l := int(r.u16())
 		p := r.read(l)
-		if rest, err := model.Unpack(p, &s); r.err == nil && (l == 0 || err != nil || len(rest) != 0) {
+		if err := b.m.Decode(p, &s); r.err == nil && (l == 0 || err != nil) {
 			r.corrupt("state %d", i)
 		}
 		if r.err != nil {

@@ -11,19 +11,19 @@ import (
 
 // benchSearch is a search as a level starts, made up: states distinct
 // keys of a typical length (benchKeys) with their parent links, and a
-// frontier of a quarter of them (the initial state packed, over and
+// frontier of a quarter of them (the initial state's key, over and
 // over), exact or hash-compact.
 func benchSearch(b *testing.B, states int, compact bool) *bfs {
 	m := newMachine(b, model.DefaultConfig(), model.Design{})
 	s := newBFS(m, BFSOptions{HashCompact: compact, Symmetry: model.SymWorkers | model.SymResources})
 	init := m.Init()
-	packed := model.Pack(&init, nil)
+	initKey := m.Encode(&init, nil)
 	frontier := states / 4
 	for i, key := range benchKeys(states) {
 		s.seen.insert(key, hashKey(key))
 		s.paths.add(uint32(max(i-1, 0)), uint16(i%7))
 		if i >= states-frontier {
-			s.cur = append(s.cur, s.front.add(packed))
+			s.cur = append(s.cur, s.front.add(initKey))
 		}
 	}
 	s.levels = []uint64{1, uint64(states - frontier - 1), uint64(frontier)}

@@ -38,11 +38,11 @@ type disk struct {
 // spillBuffer is the buffer of a level file's reader and writer.
 const spillBuffer = 1 << 20
 
-// maxPacked bounds the length of a packed state (model.Pack): a state's
-// bytes and two bitmaps of them.
-const maxPacked = 2 * int(unsafe.Sizeof(model.State{}))
+// maxKey bounds the length of a state's key (model.Machine.Encode), which
+// writes each of the state's one-byte fields at most once.
+const maxKey = int(unsafe.Sizeof(model.State{}))
 
-// levelWriter writes a level's packed states to a file in discovery
+// levelWriter writes the keys of a level's states to a file in discovery
 // order, each as a little-endian uint16 length and the bytes.
 type levelWriter struct {
 	f       *os.File
@@ -111,16 +111,16 @@ func (b *bfs) newLevel() (*levelWriter, error) {
 	return &levelWriter{f: f, w: w, spilled: &b.disk.spilled}, nil
 }
 
-// add appends a packed state. Write errors are bufio's, sticky: finish
+// add appends a state's key. Write errors are bufio's, sticky: finish
 // reports them.
-func (w *levelWriter) add(packed []byte) {
+func (w *levelWriter) add(key []byte) {
 	var n [2]byte
-	binary.LittleEndian.PutUint16(n[:], uint16(len(packed)))
+	binary.LittleEndian.PutUint16(n[:], uint16(len(key)))
 	w.w.Write(n[:])
-	w.w.Write(packed)
+	w.w.Write(key)
 	w.n++
-	w.size += int64(2 + len(packed))
-	*w.spilled += uint64(2 + len(packed))
+	w.size += int64(2 + len(key))
+	*w.spilled += uint64(2 + len(key))
 }
 
 // flush writes out what the buffer holds.
@@ -180,7 +180,7 @@ func (r *levelReader) share(sh Shard) {
 	r.stride = uint32(sh.N)
 }
 
-// next returns the next packed state of the file, valid until the next
+// next returns the next state key of the file, valid until the next
 // call, and whether it is one of the level's; io.EOF after the last.
 func (r *levelReader) next() ([]byte, bool, error) {
 	if r.pos == r.states {
@@ -189,7 +189,7 @@ func (r *levelReader) next() ([]byte, bool, error) {
 	n, err := r.r.Peek(2)
 	if err == nil {
 		l := int(binary.LittleEndian.Uint16(n))
-		if l == 0 || l > maxPacked {
+		if l == 0 || l > maxKey {
 			return nil, false, fmt.Errorf("spill file %s: state %d: corrupt length %d", r.f.Name(), r.pos, l)
 		}
 		if n, err = r.r.Peek(2 + l); err == nil {
@@ -206,7 +206,7 @@ func (r *levelReader) next() ([]byte, bool, error) {
 }
 
 // each calls f on each of the level's states in order.
-func (r *levelReader) each(f func(packed []byte)) error {
+func (r *levelReader) each(f func(key []byte)) error {
 	for {
 		p, kept, err := r.next()
 		if err == io.EOF {
@@ -258,13 +258,13 @@ func (b *bfs) nextLen() uint64 {
 	return uint64(len(b.next))
 }
 
-// push appends a packed state to the next level, in memory or on disk.
-func (b *bfs) push(packed []byte) {
+// push appends a state's key to the next level, in memory or on disk.
+func (b *bfs) push(key []byte) {
 	if w := b.disk.next; w != nil {
-		w.add(packed)
+		w.add(key)
 		return
 	}
-	b.next = append(b.next, b.front.add(packed))
+	b.next = append(b.next, b.front.add(key))
 }
 
 // window makes ready chunks [lo, hi) of the level being expanded and

@@ -118,84 +118,90 @@ func (m *Machine) Decode(b []byte, s *State) error {
 	nw, nr, nc := c.Workers, c.Resources, c.Replicas
 	d := decoder{b: b}
 	for w := 0; w < nw; w++ {
-		wk := &s.Workers[w]
-		wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req = d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
-		wk.Paused, wk.PausedFor, wk.Skew = d.bool(), d.u8(), d.i8()
-		d.regs(&wk.U)
+		x, wk := d.take(13), &s.Workers[w]
+		wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req = x[0], x[1], x[2], x[3], x[4], x[5], x[6]
+		wk.Paused, wk.PausedFor, wk.Skew, wk.U = d.bool(x[7]), x[8], int8(x[9]), regs(x[10:])
 	}
 	for rep := 0; rep < nc; rep++ {
 		co := &s.Coord[rep]
-		d.regs(&co.U)
+		co.U = regs(d.take(3))
 		for r := 0; r < nr; r++ {
-			l := &co.Lease[r]
-			l.Holder, l.Inc, l.Token, l.Grant, l.Left = d.u8(), d.u8(), d.u8(), d.u8(), d.i8()
-			co.Counter[r], co.AdvSeq[r] = d.u8(), d.u8()
-			d.regs(&co.RU[r])
-			wt := &co.Wait[r]
-			wt.Worker, wt.Inc, wt.Req, wt.Age, wt.Skew, wt.U, wt.Seq, wt.Token = d.u8(), d.u8(), d.u8(), d.u8(), d.i8(), d.u8(), d.u8(), d.u8()
+			x, l, wt := d.take(18), &co.Lease[r], &co.Wait[r]
+			l.Holder, l.Inc, l.Token, l.Grant, l.Left = x[0], x[1], x[2], x[3], int8(x[4])
+			co.Counter[r], co.AdvSeq[r], co.RU[r] = x[5], x[6], regs(x[7:])
+			wt.Worker, wt.Inc, wt.Req, wt.Age = x[10], x[11], x[12], x[13]
+			wt.Skew, wt.U, wt.Seq, wt.Token = int8(x[14]), x[15], x[16], x[17]
 			for w := 0; w < nw; w++ {
-				x := &co.Dedup[r][w]
-				x.Inc, x.Req, x.Token, x.Grant = d.u8(), d.u8(), d.u8(), d.u8()
+				x, dd := d.take(4), &co.Dedup[r][w]
+				dd.Inc, dd.Req, dd.Token, dd.Grant = x[0], x[1], x[2], x[3]
 			}
 		}
 	}
 	for r := 0; r < nr; r++ {
-		s.Sink.Fence[r] = d.u8()
+		s.Sink.Fence[r] = d.take(1)[0]
 		for rep := 0; rep < nc; rep++ {
-			s.Sink.AdvSeq[rep][r], s.Sink.AdvFence[rep][r] = d.u8(), d.u8()
+			x := d.take(2)
+			s.Sink.AdvSeq[rep][r], s.Sink.AdvFence[rep][r] = x[0], x[1]
 		}
-		d.regs(&s.Sink.U[r])
+		s.Sink.U[r] = regs(d.take(3))
 	}
 	s.Sink.NResults = d.count(MaxResults)
 	for i := 0; i < int(s.Sink.NResults); i++ {
-		x := &s.Sink.Results[i]
-		x.Res, x.Key, x.Writer, x.Token, x.Grant = d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
+		x, y := d.take(5), &s.Sink.Results[i]
+		y.Res, y.Key, y.Writer, y.Token, y.Grant = x[0], x[1], x[2], x[3], x[4]
 	}
 	s.NMsgs = d.count(MaxMsgs)
 	for i := 0; i < int(s.NMsgs); i++ {
-		x := &s.Msgs[i]
-		x.Kind, x.Worker, x.Res, x.Replica, x.Inc, x.Token, x.Req, x.Grant = d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
-		x.Code, x.PW, x.PT, x.Age, x.Skew, x.Live, x.Key, x.U = d.u8(), d.u8(), d.u8(), d.u8(), d.i8(), d.bool(), d.u8(), d.u8()
+		x, y := d.take(16), &s.Msgs[i]
+		y.Kind, y.Worker, y.Res, y.Replica, y.Inc, y.Token, y.Req, y.Grant = x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
+		y.Code, y.PW, y.PT, y.Age, y.Skew, y.Live, y.Key, y.U = x[8], x[9], x[10], x[11], int8(x[12]), d.bool(x[13]), x[14], x[15]
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
-		g.Grants, g.Observed, g.Advanced = d.count(MaxGrants), d.u8(), d.u8()
+		g.Grants = d.count(MaxGrants)
+		x := d.take(2)
+		g.Observed, g.Advanced = x[0], x[1]
 		for i := 1; i <= int(g.Grants); i++ {
-			t := &g.Grant[i]
-			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Released = d.u8(), d.u8(), d.u8(), d.i8(), d.i8(), d.bool()
+			x, t := d.take(6), &g.Grant[i]
+			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Released = x[0], x[1], x[2], int8(x[3]), int8(x[4]), d.bool(x[5])
 		}
 		for w := 0; w < nw; w++ {
-			g.Answered[w][0], g.Answered[w][1] = d.u8(), d.u8()
+			x := d.take(2)
+			g.Answered[w][0], g.Answered[w][1] = x[0], x[1]
 		}
 	}
-	s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts = d.u8(), d.u8(), d.u8(), d.u8(), d.u8(), d.u8()
+	x := d.take(6)
+	s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts = x[0], x[1], x[2], x[3], x[4], x[5]
 	if d.bad || len(d.b) != 0 {
 		return errEncoded
 	}
 	return nil
 }
 
-// decoder reads Encode's bytes in order; reading past the end, or a value
-// out of range, marks it bad (and reads zero).
+// decoder reads Encode's bytes in order, a group of fields at a time;
+// reading past the end, or a value out of range, marks it bad.
 type decoder struct {
 	b   []byte
 	bad bool
 }
 
-func (d *decoder) u8() uint8 {
-	if len(d.b) == 0 {
-		d.bad = true
-		return 0
+// zeros is what take reads past the end: its longest group.
+var zeros [18]byte
+
+// take returns the next n bytes (n ≤ len(zeros)), or zeros when fewer are
+// left.
+func (d *decoder) take(n int) []byte {
+	if len(d.b) < n {
+		d.bad, d.b = true, nil
+		return zeros[:n]
 	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
+	x := d.b[:n:n]
+	d.b = d.b[n:]
+	return x
 }
 
-func (d *decoder) i8() int8 { return int8(d.u8()) }
-
-func (d *decoder) bool() bool {
-	v := d.u8()
+// bool reads a bool's byte: 0 or 1.
+func (d *decoder) bool(v byte) bool {
 	if v > 1 {
 		d.bad = true
 	}
@@ -204,7 +210,7 @@ func (d *decoder) bool() bool {
 
 // count reads a length that may not exceed limit (the array it indexes).
 func (d *decoder) count(limit int) uint8 {
-	v := d.u8()
+	v := d.take(1)[0]
 	if int(v) > limit {
 		d.bad = true
 		return 0
@@ -212,7 +218,7 @@ func (d *decoder) count(limit int) uint8 {
 	return v
 }
 
-func (d *decoder) regs(u *Regs) { u.A, u.B, u.T = d.u8(), d.u8(), d.i8() }
+func regs(x []byte) Regs { return Regs{x[0], x[1], int8(x[2])} }
 
 func bit(v bool) byte {
 	if v {

@@ -1,6 +1,9 @@
 package model
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // Symmetry says which process identities a search may treat as
 // interchangeable. Workers are interchangeable unless the design declares
@@ -394,4 +397,12 @@ func nextPerm(a []uint8) bool {
 		a[l], a[r] = a[r], a[l]
 	}
 	return true
+}
+
+// stateBytes is s's memory. A State is a plain array of one-byte fields
+// (uint8, int8, bool): no padding, no pointers, so two states are ==
+// exactly when their bytes are equal, and comparing the bytes orders
+// states (Canonical's least image). TestStateLayout checks the layout.
+func stateBytes(s *State) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(State{}))
 }

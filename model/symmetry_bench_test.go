@@ -77,30 +77,18 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
-func BenchmarkPack(b *testing.B) {
-	m := benchMachine(b)
-	states, _ := sampleStates(m, 4096)
-	buf := make([]byte, 0, 512)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		buf = model.Pack(&states[i%len(states)], buf[:0])
-		i++
-	}
-}
-
-func BenchmarkUnpack(b *testing.B) {
+func BenchmarkDecode(b *testing.B) {
 	m := benchMachine(b)
 	states, _ := sampleStates(m, 4096)
 	keys := make([][]byte, len(states))
 	for i := range states {
-		keys[i] = model.Pack(&states[i], nil)
+		keys[i] = m.Encode(&states[i], nil)
 	}
 	var s model.State
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, err := model.Unpack(keys[i%len(keys)], &s); err != nil {
+		if err := m.Decode(keys[i%len(keys)], &s); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -66,7 +66,7 @@ func allPerms(m *model.Machine, sym model.Symmetry) []model.Perm {
 	return out
 }
 
-// TestStateLayout checks what Pack relies on: a State is one-byte fields
+// TestStateLayout checks what Canonical's byte comparison relies on: a State is one-byte fields
 // only, with no padding.
 func TestStateLayout(t *testing.T) {
 	var leaves func(ty reflect.Type) int
@@ -83,11 +83,11 @@ func TestStateLayout(t *testing.T) {
 			}
 			return n
 		}
-		t.Fatalf("State holds a %s: Pack needs one-byte fields", ty)
+		t.Fatalf("State holds a %s: stateBytes needs one-byte fields", ty)
 		return 0
 	}
 	if n, size := leaves(reflect.TypeFor[model.State]()), int(unsafe.Sizeof(model.State{})); n != size {
-		t.Fatalf("State has %d bytes of fields in %d bytes of memory: padding breaks Pack", n, size)
+		t.Fatalf("State has %d bytes of fields in %d bytes of memory: padding breaks stateBytes", n, size)
 	}
 }
 
