@@ -299,8 +299,7 @@ type expander struct {
 	canon *model.Canon
 	acts  []model.Action
 	s, t  model.State
-	rep   model.State // a successor's canonical state
-	sink  byte        // what the warm-up loads read, kept so that they are not elided
+	sink  byte // what the warm-up loads read, kept so that they are not elided
 }
 
 // lookGroup is how many successors are looked up in the visited set
@@ -379,9 +378,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.lastProgress = b.start
 	defer b.disk.close()
 	init := b.m.Init()
-	var rep model.State
-	orbit := b.exps[0].canon.Canonical(&init, &rep)
-	key := b.m.Encode(&rep, nil)
+	key, orbit := b.exps[0].canon.Key(&init, nil)
 	b.seen.insert(key, hashKey(key))
 	b.cur = append(b.cur, b.front.add(key))
 	b.paths.add(0, 0)
@@ -585,9 +582,9 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			if out.stop.ok {
 				continue // this level ends the search: no successor is needed
 			}
-			orbit := e.canon.Canonical(t, &e.rep)
 			start := len(out.keys)
-			out.keys = m.Encode(&e.rep, out.keys)
+			var orbit int
+			out.keys, orbit = e.canon.Key(t, out.keys)
 			key := out.keys[start:]
 			out.cands = append(out.cands, cand{hash: hashKey(key), parent: parent, act: uint16(ai),
 				orbit: uint8(orbit), off: uint32(start), key: uint16(len(key))})

@@ -1,24 +1,37 @@
 package model
 
-import "errors"
+import (
+	"encoding/binary"
+	"errors"
+	"unsafe"
+)
 
-// key orders messages: a total order over all fields.
-func (m *Msg) key() [16]byte {
-	var live byte
-	if m.Live {
-		live = 1
-	}
-	return [16]byte{m.Kind, m.Worker, m.Res, m.Replica, m.Inc, m.Token, m.Req, m.Grant, m.Code,
-		m.PW, m.PT, m.Age, byte(m.Skew), live, m.Key, m.U}
+// raw is the memory of *p, a value of one-byte fields only (uint8, int8,
+// bool; TestStateLayout): their values, field by field, in declaration
+// order. Its length is a constant of E, so that appending it or copying
+// it compiles to a few moves.
+func raw[E any](p *E) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }
 
+// lessMsg orders messages by their bytes, empty slots last: a Msg is 16
+// bytes, compared as two big-endian words.
 func lessMsg(a, b *Msg) bool {
 	if a.Kind == MsgNone || b.Kind == MsgNone {
 		return b.Kind == MsgNone && a.Kind != MsgNone
 	}
-	ka, kb := a.key(), b.key()
-	return string(ka[:]) < string(kb[:])
+	x, y := raw(a), raw(b)
+	if p, q := binary.BigEndian.Uint64(x[:8]), binary.BigEndian.Uint64(y[:8]); p != q {
+		return p < q
+	}
+	return binary.BigEndian.Uint64(x[8:16]) < binary.BigEndian.Uint64(y[8:16])
 }
+
+// A Msg is 16 bytes (lessMsg): either array length is negative otherwise.
+var (
+	_ [unsafe.Sizeof(Msg{}) - 16]struct{}
+	_ [16 - unsafe.Sizeof(Msg{})]struct{}
+)
 
 // sortMsgs keeps the in-flight messages sorted, so that the network is a
 // multiset: states that differ only in the order messages were sent are equal.
@@ -30,11 +43,7 @@ func (s *State) sortMsgs() {
 	}
 }
 
-func lessResult(a, b *Result) bool {
-	ka := [5]byte{a.Res, a.Key, a.Writer, a.Token, a.Grant}
-	kb := [5]byte{b.Res, b.Key, b.Writer, b.Token, b.Grant}
-	return string(ka[:]) < string(kb[:])
-}
+func lessResult(a, b *Result) bool { return string(raw(a)) < string(raw(b)) }
 
 func (s *State) sortResults() {
 	r := &s.Sink
@@ -46,63 +55,55 @@ func (s *State) sortResults() {
 }
 
 // Encode appends the canonical encoding of s: the bytes of every field in
-// use under the machine's config. Two states are equal exactly when their
-// encodings are.
+// use under the machine's config, a struct (raw) or a field at a time. Two
+// states are equal exactly when their encodings are.
 func (m *Machine) Encode(s *State, b []byte) []byte {
 	c := &m.Config
 	nw, nr, nc := c.Workers, c.Resources, c.Replicas
 	for w := 0; w < nw; w++ {
-		wk := &s.Workers[w]
-		b = append(b, wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), wk.PausedFor, byte(wk.Skew))
-		b = wk.U.append(b)
+		b = append(b, raw(&s.Workers[w])...)
 	}
 	for rep := 0; rep < nc; rep++ {
 		co := &s.Coord[rep]
-		b = co.U.append(b)
+		b = append(b, raw(&co.U)...)
 		for r := 0; r < nr; r++ {
-			l := &co.Lease[r]
-			b = append(b, l.Holder, l.Inc, l.Token, l.Grant, byte(l.Left), co.Counter[r], co.AdvSeq[r])
-			b = co.RU[r].append(b)
-			wt := &co.Wait[r]
-			b = append(b, wt.Worker, wt.Inc, wt.Req, wt.Age, byte(wt.Skew), wt.U, wt.Seq, wt.Token)
+			b = append(b, raw(&co.Lease[r])...)
+			b = append(b, co.Counter[r], co.AdvSeq[r])
+			b = append(b, raw(&co.RU[r])...)
+			b = append(b, raw(&co.Wait[r])...)
 			for w := 0; w < nw; w++ {
-				d := &co.Dedup[r][w]
-				b = append(b, d.Inc, d.Req, d.Token, d.Grant)
+				b = append(b, raw(&co.Dedup[r][w])...)
 			}
 		}
 	}
+	k := &s.Sink
 	for r := 0; r < nr; r++ {
-		b = append(b, s.Sink.Fence[r])
+		b = append(b, k.Fence[r])
 		for rep := 0; rep < nc; rep++ {
-			b = append(b, s.Sink.AdvSeq[rep][r], s.Sink.AdvFence[rep][r])
+			b = append(b, k.AdvSeq[rep][r], k.AdvFence[rep][r])
 		}
-		b = s.Sink.U[r].append(b)
+		b = append(b, raw(&k.U[r])...)
 	}
-	b = append(b, s.Sink.NResults)
-	for i := 0; i < int(s.Sink.NResults); i++ {
-		x := &s.Sink.Results[i]
-		b = append(b, x.Res, x.Key, x.Writer, x.Token, x.Grant)
+	b = append(b, k.NResults)
+	for i := 0; i < int(k.NResults); i++ {
+		b = append(b, raw(&k.Results[i])...)
 	}
 	b = append(b, s.NMsgs)
 	for i := 0; i < int(s.NMsgs); i++ {
-		k := s.Msgs[i].key()
-		b = append(b, k[:]...)
+		b = append(b, raw(&s.Msgs[i])...)
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
 		b = append(b, g.Grants, g.Observed, g.Advanced)
 		for i := 1; i <= int(g.Grants); i++ {
-			t := &g.Grant[i]
-			b = append(b, t.Worker, t.Inc, t.Token, byte(t.Early), byte(t.Late), bit(t.Released))
+			b = append(b, raw(&g.Grant[i])...)
 		}
 		for w := 0; w < nw; w++ {
-			b = append(b, g.Answered[w][0], g.Answered[w][1])
+			b = append(b, raw(&g.Answered[w])...)
 		}
 	}
 	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts)
 }
-
-func (u *Regs) append(b []byte) []byte { return append(b, u.A, u.B, byte(u.T)) }
 
 // errEncoded reports bytes that Encode did not write.
 var errEncoded = errors.New("model: not an encoded state")

@@ -168,14 +168,14 @@ type Msg struct {
 	Inc     uint8
 	Token   uint8
 	Req     uint8 // acquire: the request's sequence number
-	Key     uint8 // write: the result's key (Design.Key; 0: the task's identity)
 	Grant   uint8 // ghost: the grant the token came from
 	Code    uint8 // replies: Rep*
 	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
 	Age     uint8 // ticks since an acquire or renew request (with Config.Delay, any message) was sent (capped)
 	Skew    int8  // the sender's clock offset when it sent (Design.ReportsTime only)
-	U       uint8 // the design's byte (Design.Stamp)
 	Live    bool  // false once the worker has given up on the operation
+	Key     uint8 // write: the result's key (Design.Key; 0: the task's identity)
+	U       uint8 // the design's byte (Design.Stamp)
 }
 
 // Ghost is bookkeeping that no protocol step reads: the truth about grants,

@@ -157,7 +157,8 @@ type Canon struct {
 	m     *Machine
 	sym   Symmetry
 	order int
-	tmp   State
+	tmp   State // Canonical's scratch
+	rep   State // Key's
 }
 
 // NewCanon returns a canonicaliser for m under sym.
@@ -176,9 +177,11 @@ func (m *Machine) NewCanon(sym Symmetry) *Canon {
 // representative (see Canonical), and returns the size of s's orbit. Two
 // states get the same key exactly when one is a renaming of the other.
 func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
-	var t State
-	orbit := c.Canonical(s, &t)
-	return c.m.Encode(&t, b), orbit
+	if c.sym == 0 {
+		return c.m.Encode(s, b), 1 // s is its own representative
+	}
+	orbit := c.Canonical(s, &c.rep)
+	return c.m.Encode(&c.rep, b), orbit
 }
 
 // Canonical writes to *t the canonical representative of s's orbit, the
