@@ -13,7 +13,7 @@
 #
 # Usage: bench/run.sh [--bound small|faults|big] [-D NAME=VALUE]... [--timeout SECONDS]
 #                     [--memlim MB] [--variant NAME] [--no-variant] [--no-procs]
-#                     [--spin-only] [--keep]
+#                     [--spin-only] [--keep] [--baseline REV]
 #   --bound small   (default) OPS=2 TTL=1 DROPS=1: 9.47M states, minutes in all
 #   --bound faults  OPS=1 TTL=2 INFLIGHT=1 and every fault budget 1: 650,904 states
 #   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: not measured since the four-step grant
@@ -23,6 +23,9 @@
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
 #   --variant NAME  the buggy variant checked: check-then-write (default) or grant-before-fence
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
+#   --baseline REV  also build fencebench from git revision REV (git archive) and run
+#                   each fencebench run with it, right after the same run of this tree,
+#                   for ratios new/old measured side by side in one run
 # Everything is built and run in a temporary directory, removed at exit.
 set -euo pipefail
 
@@ -31,7 +34,7 @@ die() { echo "run.sh: $*" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write
+bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write baseline=
 declare -A over=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--no-procs) procs=0; shift ;;
 	--spin-only) spin_only=1; shift ;;
 	--keep) keep=1; shift ;;
+	--baseline) baseline=${2:?}; shift 2 ;;
 	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
@@ -206,11 +210,18 @@ if [ $spin_only = 0 ]; then
 	usage=$("$tmp/fencebench" -h 2>&1 || true)
 	[[ $usage == *-reduce* ]] && fc_runlist+=(reduce:1 "reduce:$cores")
 	echo "# fencebench ${flags[*]}, runs: ${fc_runlist[*]}"
-	for run in "${fc_runlist[@]}"; do
-		name=fc_${run/:/_}
-		rc=0
+	if [ -n "$baseline" ]; then
+		mkdir "$tmp/base"
+		git -C "$repo" archive "$baseline" | tar -x -C "$tmp/base" || die "git archive $baseline failed"
+		(cd "$tmp/base" && go build -o "$tmp/fencebench_base" ./bench/cmd/fencebench) ||
+			die "go build ./bench/cmd/fencebench at $baseline failed"
+		echo "# baseline: fencebench at $baseline ($(git -C "$repo" rev-parse --short "$baseline")), each run right after this tree's"
+	fi
+	# fc_run binary kv-name entry: one fencebench run into $tmp/fc_<kv-name>.kv
+	fc_run() {
+		local bin=$1 name=$2 run=$3 rc=0
 		# shellcheck disable=SC2046 # fc_args is words
-		timeout "$timeout_s" "$tmp/fencebench" "${flags[@]}" $(fc_args "$run") >"$tmp/$name.out" 2>&1 || rc=$?
+		timeout "$timeout_s" "$bin" "${flags[@]}" $(fc_args "$run") >"$tmp/$name.out" 2>&1 || rc=$?
 		[ $rc = 124 ] && die "fencebench $run exceeded --timeout $timeout_s s"
 		[ $rc = 0 ] || { cat "$tmp/$name.out" >&2; die "fencebench $run failed"; }
 		grep -q 'stopped=complete' "$tmp/$name.out" || { cat "$tmp/$name.out" >&2; die "fencebench $run did not complete"; }
@@ -220,6 +231,14 @@ if [ $spin_only = 0 ]; then
 				v["run"] ":" v["goroutines"], v["states"], v["transitions"], v["seconds"], v["rate"],
 				v["peak_heap"]/1048576, v["bytes_per_state"], v["peak_heap"]/v["states"] }' \
 			"$tmp/$name.out" >"$tmp/fc_$name.kv"
+	}
+	base_usage=$([ -z "$baseline" ] || "$tmp/fencebench_base" -h 2>&1 || true)
+	for run in "${fc_runlist[@]}"; do
+		fc_run "$tmp/fencebench" "fc_${run/:/_}" "$run"
+		# a baseline without -reduce has no reduced runs
+		if [ -n "$baseline" ] && { [ "${run%%:*}" != reduce ] || [[ $base_usage == *-reduce* ]]; }; then
+			fc_run "$tmp/fencebench_base" "base_${run/:/_}" "$run"
+		fi
 	done
 fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -244,6 +263,7 @@ row "Spin -DBITSTATE -w30 (1 core)" bitstate
 if [ $spin_only = 0 ]; then
 	for run in "${fc_runlist[@]}"; do
 		row "$(fc_label "$run")" "fc_${run/:/_}" fc
+		if [ -f "$tmp/fc_base_${run/:/_}.kv" ]; then row "$(fc_label "$run") @$baseline" "base_${run/:/_}" fc; fi
 	done
 fi
 if [ $procs = 1 ]; then
@@ -280,6 +300,13 @@ if [ $spin_only = 0 ]; then
 	echo "  per core >= 1.0 x Spin states/s:    exact $r1 $(verdict "$r1" 1.0 '>='), hash-compact $h1 $(verdict "$h1" 1.0 '>=')"
 	echo "  $cores cores >= 1.8 x Spin states/s:     exact $rn $(verdict "$rn" 1.8 '>='), hash-compact $hn $(verdict "$hn" 1.8 '>=')"
 	echo "  hash-compact <= 64 B/stored state:  $(kv fc_hc_1 bps_store fc) $(verdict "$(kv fc_hc_1 bps_store fc)" 64 '<=') (peak heap per state: $(kv fc_hc_1 bps_total fc))"
+	if [ -n "$baseline" ]; then
+		echo "ratios this tree / $baseline, states per second, each pair measured one after the other:"
+		for run in "${fc_runlist[@]}"; do
+			[ -f "$tmp/fc_base_${run/:/_}.kv" ] || continue
+			echo "  $(fc_label "$run"): $(ratio "$(kv "fc_${run/:/_}" rate fc)" "$(kv "base_${run/:/_}" rate fc)")"
+		done
+	fi
 fi
 if [ $procs = 1 ]; then
 	pp=$(kv procs_por states) pn=$(kv procs_nored states)
