@@ -3,33 +3,14 @@ package checker
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
+
+	"github.com/zeebo/xxh3"
 )
 
-// hashKey is a fixed 64-bit hash of a state's canonical bytes (wyhash's
-// mixing step): the same on every run and machine, so that hash
-// compaction omits the same states every time.
-func hashKey(b []byte) uint64 {
-	const (
-		k0 = 0xa0761d6478bd642f
-		k1 = 0xe7037ed1a0b428db
-		k2 = 0x8ebc6af09c88c6e3
-	)
-	h := uint64(len(b)) ^ k0
-	for len(b) >= 16 {
-		h = wymix(binary.LittleEndian.Uint64(b)^k1, binary.LittleEndian.Uint64(b[8:])^h)
-		b = b[16:]
-	}
-	var tail [16]byte
-	copy(tail[:], b)
-	h = wymix(binary.LittleEndian.Uint64(tail[:])^k1, binary.LittleEndian.Uint64(tail[8:])^h^k2)
-	return wymix(h^k0, h^k2)
-}
-
-func wymix(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	return hi ^ lo
-}
+// hashKey is a fixed 64-bit hash of a state's canonical bytes (XXH3,
+// whose output the algorithm fixes): the same on every run and machine,
+// so that hash compaction omits the same states every time.
+func hashKey(b []byte) uint64 { return xxh3.Hash(b) }
 
 // arenaChunkBits sizes the arena's chunks: keys never straddle two.
 const arenaChunkBits = 20
