@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 	--spin-only) spin_only=1; shift ;;
 	--keep) keep=1; shift ;;
 	--baseline) baseline=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,29p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -62,6 +62,8 @@ esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"
 command -v timeout >/dev/null || die "timeout (coreutils) not found"
+[ -z "$baseline" ] || git -C "$repo" rev-parse --quiet --verify "$baseline^{commit}" >/dev/null ||
+	die "--baseline $baseline: not a git revision of $repo"
 [ $spin_only = 1 ] || command -v go >/dev/null || die "go not found (or use --spin-only)"
 
 # The bound: Promela macro = fencebench flag.
