@@ -267,7 +267,7 @@ type edge struct {
 	ok     bool
 }
 
-// cand is a successor not seen in earlier levels, waiting to be merged.
+// cand is a successor, waiting to be merged.
 // Its key (the canonical state's Encode) is in the chunk's keys at off:
 // the key is all the next level keeps of a new state, which Decode
 // restores when the level is expanded.
@@ -276,7 +276,6 @@ type cand struct {
 	parent uint32
 	act    uint16
 	orbit  uint8 // at most 4!·3!
-	fresh  bool  // set by the merge: a new state
 	off    uint32
 	key    uint16 // length of the key
 }
@@ -292,20 +291,23 @@ type chunkOut struct {
 	reached  Coverage            // transitions that reached each scene
 	stop     edge                // the chunk's first transition violating a stop invariant
 	first    [maxInvariants]edge // the chunk's first violation of each invariant
+	_        [64]byte            // so that two goroutines' chunks share no cache line
 }
 
 // expander is one goroutine's scratch space.
 type expander struct {
 	canon *model.Canon
 	acts  []model.Action
+	news  []uint64 // where the new states it inserted (merge) are: chunk<<32 | index
 	s, t  model.State
-	sink  byte // what the warm-up loads read, kept so that they are not elided
+	sink  byte     // what the warm-up loads read, kept so that they are not elided
+	_     [64]byte // so that two goroutines' expanders share no cache line
 }
 
-// lookGroup is how many successors are looked up in the visited set
-// together: their table slots (and keys) are loaded first, all at once,
-// so that the cache misses overlap instead of following one another.
-const lookGroup = 16
+// insertGroup is how many successors the merge inserts into the visited
+// set together: their table slots (and keys) are loaded first, all at
+// once, so that the cache misses overlap instead of following one another.
+const insertGroup = 16
 
 type bfs struct {
 	m     *model.Machine
@@ -324,6 +326,7 @@ type bfs struct {
 	curStride uint32   // and between two of its states (1 but after keepShare)
 	depth     int
 	outs      []chunkOut
+	moves     []move // the batch's new states' keys, to copy to the next level
 	exps      []expander
 	unreduced uint64
 	trans     uint64
@@ -526,17 +529,7 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 			}
 		}
 	}
-	g := min(b.gor, hi-lo)
-	var wg sync.WaitGroup
-	for i := 1; i < g; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(&b.exps[i], false)
-		}()
-	}
-	work(&b.exps[0], true)
-	wg.Wait()
+	b.parallel(min(b.gor, hi-lo), func(e *expander, i int) { work(e, i == 0) })
 	var front, used uint64
 	for k := range b.outs {
 		used += uint64(len(b.outs[k].keys)) + uint64(len(b.outs[k].cands))*candSize
@@ -551,7 +544,7 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 }
 
 // expandChunk expands chunk k of the current level: it judges every
-// transition and keeps the successors not seen in earlier levels.
+// transition and keeps its successors for the merge.
 func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
 	out.cands, out.keys = out.cands[:0], out.keys[:0]
@@ -560,7 +553,6 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
 	s, t := &e.s, &e.t
-	pending := 0 // candidates at the end of out.cands not looked up yet
 	for i := lo; i < hi; i++ {
 		if err := m.Decode(b.front.key(b.cur[i]), s); err != nil {
 			panic(err) // the arena holds what Encode wrote
@@ -588,45 +580,8 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			key := out.keys[start:]
 			out.cands = append(out.cands, cand{hash: hashKey(key), parent: parent, act: uint16(ai),
 				orbit: uint8(orbit), off: uint32(start), key: uint16(len(key))})
-			if pending++; pending == lookGroup {
-				b.lookUp(e, out, pending)
-				pending = 0
-			}
 		}
 	}
-	b.lookUp(e, out, pending)
-}
-
-// lookUp drops, of the last n candidates of out, those seen in earlier
-// levels.
-func (b *bfs) lookUp(e *expander, out *chunkOut, n int) {
-	if n == 0 {
-		return
-	}
-	base := len(out.cands) - n
-	group := out.cands[base:]
-	var slot [lookGroup]uint64
-	for i := range group {
-		slot[i] = b.seen.home(group[i].hash)
-	}
-	for i := range group {
-		e.sink ^= b.seen.touch(slot[i], group[i].hash)
-	}
-	kept, end := base, group[0].off // the group's keys follow one another from there
-	for i := range group {
-		c := group[i]
-		key := out.keys[c.off : c.off+uint32(c.key)]
-		if b.seen.contains(key, c.hash) {
-			continue
-		}
-		copy(out.keys[end:], key)
-		c.off = end
-		end += uint32(c.key)
-		out.cands[kept] = c
-		kept++
-	}
-	out.cands = out.cands[:kept]
-	out.keys = out.keys[:end]
 }
 
 func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {
@@ -656,44 +611,109 @@ func (b *bfs) collect() {
 	}
 }
 
-// merge inserts the batch's new successors into the visited set and
-// appends them to the next level. The set's parts are filled in parallel,
-// each with its candidates in chunk order; then the new states are
-// numbered in chunk order.
-func (b *bfs) merge() {
+// insertPart inserts the batch's successors of the parts of goroutine j
+// of the merge (part % goroutines == j) into the visited set, in chunk
+// order, and notes in e.news where the new ones are (chunk<<32 | index).
+func (b *bfs) insertPart(e *expander, j int) {
 	g := min(b.gor, setParts)
-	insert := func(j int) {
-		for k := range b.outs {
-			out := &b.outs[k]
-			for i := range out.cands {
-				c := &out.cands[i]
-				if part(c.hash)%g == j {
-					c.fresh = b.seen.insert(out.keys[c.off:c.off+uint32(c.key)], c.hash)
-				}
+	var group [insertGroup]uint64 // chunk<<32 | index
+	var keys [insertGroup][]byte
+	var hash [insertGroup]uint64
+	e.news = e.news[:0]
+	n := 0
+	flush := func() {
+		var slot [insertGroup]uint64
+		for i := range n {
+			slot[i] = b.seen.home(hash[i])
+		}
+		for i := range n {
+			e.sink ^= b.seen.touch(slot[i], hash[i])
+		}
+		for i := range n {
+			if b.seen.insert(keys[i], hash[i]) {
+				e.news = append(e.news, group[i])
+			}
+		}
+		n = 0
+	}
+	for k := range b.outs {
+		out := &b.outs[k]
+		for i, c := range out.cands {
+			if part(c.hash)%g != j {
+				continue
+			}
+			group[n], keys[n], hash[n] = uint64(k)<<32|uint64(i), out.keys[c.off:c.off+uint32(c.key)], c.hash
+			if n++; n == insertGroup {
+				flush()
 			}
 		}
 	}
+	flush()
+}
+
+// parallel runs f(&b.exps[i], i) for i in [0, g), on g goroutines.
+func (b *bfs) parallel(g int, f func(e *expander, i int)) {
 	var wg sync.WaitGroup
-	for j := 1; j < g; j++ {
+	for i := 1; i < g; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			insert(j)
+			f(&b.exps[i], i)
 		}()
 	}
-	insert(0)
+	f(&b.exps[0], 0)
 	wg.Wait()
+}
+
+// move is a new state's key to copy to the front arena, at off.
+type move struct {
+	key []byte
+	off uint64
+}
+
+// merge inserts the batch's successors into the visited set and appends
+// the new ones to the next level, in three steps. The set's parts are
+// filled in parallel, each goroutine's parts with their successors in
+// chunk order, a group at a time (see insertGroup), each goroutine noting
+// which were new; the new states are numbered in chunk order, merging the
+// goroutines' notes; their keys are copied to the next level in parallel.
+func (b *bfs) merge() {
+	g := min(b.gor, setParts)
+	b.parallel(g, b.insertPart)
 	fresh := b.nextLen()
-	for k := range b.outs {
-		out := &b.outs[k]
-		for _, c := range out.cands {
-			if c.fresh {
-				b.push(out.keys[c.off : c.off+uint32(c.key)])
-				b.paths.add(c.parent, c.act)
-				b.unreduced += uint64(c.orbit)
+	spill := b.disk.next != nil
+	b.moves = b.moves[:0]
+	var taken [setParts]int // of each goroutine's notes
+	for {
+		j, at := -1, uint64(0) // the goroutine whose next new state comes first, and where it is
+		for i := range g {
+			if news := b.exps[i].news; taken[i] < len(news) && (j < 0 || news[taken[i]] < at) {
+				j, at = i, news[taken[i]]
 			}
 		}
+		if j < 0 {
+			break
+		}
+		taken[j]++
+		out := &b.outs[at>>32]
+		c := &out.cands[uint32(at)]
+		key := out.keys[c.off : c.off+uint32(c.key)]
+		if spill {
+			b.push(key)
+		} else {
+			off := b.front.reserve(len(key))
+			b.next = append(b.next, off)
+			b.moves = append(b.moves, move{key: key, off: off})
+		}
+		b.paths.add(c.parent, c.act)
+		b.unreduced += uint64(c.orbit)
 	}
+	b.parallel(g, func(_ *expander, i int) {
+		n := len(b.moves)
+		for _, mv := range b.moves[i*n/g : (i+1)*n/g] {
+			b.front.put(mv.off, mv.key)
+		}
+	})
 	b.lastFresh = b.nextLen() - fresh
 	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")

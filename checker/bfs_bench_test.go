@@ -55,14 +55,14 @@ func benchVisited(b *testing.B, compact bool) {
 	b.Run("lookup-hit", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
-			v.contains(keys[i%n], hashes[i%n])
+			v.find(keys[i%n], hashes[i%n])
 			i++
 		}
 	})
 	b.Run("lookup-miss", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
-			v.contains(keys[n+i%n], hashes[n+i%n])
+			v.find(keys[n+i%n], hashes[n+i%n])
 			i++
 		}
 	})

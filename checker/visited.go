@@ -27,8 +27,15 @@ type arena struct {
 
 // add appends key and returns its offset.
 func (a *arena) add(key []byte) uint64 {
+	off := a.reserve(len(key))
+	a.put(off, key)
+	return off
+}
+
+// reserve makes room for a key of n bytes and returns its offset, for put.
+func (a *arena) reserve(n int) uint64 {
 	const chunk = 1 << arenaChunkBits
-	need := uint64(len(key) + 2)
+	need := uint64(n + 2)
 	if pos := a.size & (chunk - 1); pos+need > chunk {
 		a.size = (a.size>>arenaChunkBits + 1) << arenaChunkBits // to the next chunk
 	}
@@ -42,13 +49,18 @@ func (a *arena) add(key []byte) uint64 {
 		a.chunks = append(a.chunks, c)
 		a.held += chunk
 	}
-	c := a.chunks[a.size>>arenaChunkBits]
-	pos := a.size & (chunk - 1)
-	binary.LittleEndian.PutUint16(c[pos:], uint16(len(key)))
-	copy(c[pos+2:], key)
 	off := a.size
 	a.size += need
 	return off
+}
+
+// put writes key at off, reserved for it. Goroutines may put keys
+// together, each at its own offsets.
+func (a *arena) put(off uint64, key []byte) {
+	c := a.chunks[off>>arenaChunkBits]
+	pos := off & (1<<arenaChunkBits - 1)
+	binary.LittleEndian.PutUint16(c[pos:], uint16(len(key)))
+	copy(c[pos+2:], key)
 }
 
 // key returns the key at off; it aliases the arena.
@@ -106,13 +118,6 @@ func (v *visited) entryHash(h uint64) uint64 {
 		return h
 	}
 	return h &^ (1<<offBits - 1)
-}
-
-// contains reports whether the key with hash h is in the set. It only
-// reads, so goroutines may call it together while nobody inserts.
-func (v *visited) contains(key []byte, h uint64) bool {
-	_, found := v.find(key, h)
-	return found
 }
 
 // home returns the entry in the home slot of hash h.
@@ -218,8 +223,6 @@ func newStateSet(compact bool) *stateSet {
 
 // part is the index of the part that holds hash h.
 func part(h uint64) int { return int(h & (setParts - 1)) }
-
-func (s *stateSet) contains(key []byte, h uint64) bool { return s.parts[part(h)].contains(key, h) }
 
 // home and touch are the parts' (see visited.home and visited.touch):
 // loads that warm the cache for a lookup of hash h.
