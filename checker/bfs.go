@@ -577,10 +577,15 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			start := len(out.keys)
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
-			key := out.keys[start:]
-			out.cands = append(out.cands, cand{hash: hashKey(key), parent: parent, act: uint16(ai),
-				orbit: uint8(orbit), off: uint32(start), key: uint16(len(key))})
+			out.cands = append(out.cands, cand{parent: parent, act: uint16(ai), orbit: uint8(orbit),
+				off: uint32(start), key: uint16(len(out.keys) - start)})
 		}
+	}
+	// Hashed apart, not as each key is written: a key read right after its
+	// bytes were stored, a few at a time, waits for the stores to finish.
+	for i := range out.cands {
+		c := &out.cands[i]
+		c.hash = hashKey(out.keys[c.off : c.off+uint32(c.key)])
 	}
 }
 
