@@ -298,7 +298,7 @@ type chunkOut struct {
 type expander struct {
 	canon *model.Canon
 	acts  []model.Action
-	news  []uint64 // where the new states it inserted (merge) are: chunk<<32 | index
+	news  []newState // the new states it inserted (merge)
 	s, t  model.State
 	sink  byte     // what the warm-up loads read, kept so that they are not elided
 	_     [64]byte // so that two goroutines' expanders share no cache line
@@ -316,11 +316,11 @@ type bfs struct {
 	gor   int
 	start time.Time
 
-	front arena // the keys of the states of the last two levels
+	front arena // keys of the last two levels' states, those not in the visited set's arenas
 	seen  *stateSet
 	paths pathStore
 
-	cur       []uint64 // front offsets of the level being expanded
+	cur       []uint64 // references to the keys (see key) of the level being expanded
 	next      []uint64 // and of the next level
 	curStart  uint32   // discovery index of its first state
 	curStride uint32   // and between two of its states (1 but after keepShare)
@@ -383,7 +383,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	init := b.m.Init()
 	key, orbit := b.exps[0].canon.Key(&init, nil)
 	b.seen.insert(key, hashKey(key))
-	b.cur = append(b.cur, b.front.add(key))
+	b.cur = append(b.cur, b.front.add(key)|frontRef)
 	b.paths.add(0, 0)
 	b.unreduced = uint64(orbit)
 	b.levels = []uint64{1}
@@ -439,9 +439,9 @@ func (b *bfs) keepShare(sh Shard) {
 		return
 	}
 	kept := b.cur[:0]
-	for i, off := range b.cur {
+	for i, ref := range b.cur {
 		if i%sh.N == sh.I {
-			kept = append(kept, off)
+			kept = append(kept, ref)
 		}
 	}
 	b.cur = kept
@@ -554,7 +554,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	hi := min(lo+chunkStates, len(b.cur))
 	s, t := &e.s, &e.t
 	for i := lo; i < hi; i++ {
-		if err := m.Decode(b.front.key(b.cur[i]), s); err != nil {
+		if err := m.Decode(b.key(b.cur[i]), s); err != nil {
 			panic(err) // the arena holds what Encode wrote
 		}
 		parent := b.curStart + uint32(i)*b.curStride
@@ -616,9 +616,30 @@ func (b *bfs) collect() {
 	}
 }
 
+// frontRef marks a reference to a key in the front arena (its offset).
+// Without it, a reference is one to a key in the visited set's arenas
+// (stateSet.store): the level an exact search makes in memory refers to
+// the keys the visited set keeps, instead of copying them. (Those arenas
+// go when the set is compacted, which it is only once the frontier is on
+// disk: see atBudget.)
+const frontRef = 1 << 63
+
+// key returns the key of a frontier reference.
+func (b *bfs) key(ref uint64) []byte {
+	if ref&frontRef != 0 {
+		return b.front.key(ref &^ frontRef)
+	}
+	return b.seen.key(ref)
+}
+
+// newState is a successor the merge found new: which (chunk<<32 | index
+// in b.outs) and, in exact mode, the reference to its key in the visited
+// set.
+type newState struct{ at, ref uint64 }
+
 // insertPart inserts the batch's successors of the parts of goroutine j
 // of the merge (part % goroutines == j) into the visited set, in chunk
-// order, and notes in e.news where the new ones are (chunk<<32 | index).
+// order, and notes in e.news which were new.
 func (b *bfs) insertPart(e *expander, j int) {
 	g := min(b.gor, setParts)
 	var group [insertGroup]uint64 // chunk<<32 | index
@@ -635,8 +656,8 @@ func (b *bfs) insertPart(e *expander, j int) {
 			e.sink ^= b.seen.touch(slot[i], hash[i])
 		}
 		for i := range n {
-			if b.seen.insert(keys[i], hash[i]) {
-				e.news = append(e.news, group[i])
+			if ref, added := b.seen.store(keys[i], hash[i]); added {
+				e.news = append(e.news, newState{at: group[i], ref: ref})
 			}
 		}
 		n = 0
@@ -681,7 +702,8 @@ type move struct {
 // filled in parallel, each goroutine's parts with their successors in
 // chunk order, a group at a time (see insertGroup), each goroutine noting
 // which were new; the new states are numbered in chunk order, merging the
-// goroutines' notes; their keys are copied to the next level in parallel.
+// goroutines' notes; in hash-compact mode, which keeps no keys in the
+// visited set, their keys are copied to the front arena in parallel.
 func (b *bfs) merge() {
 	g := min(b.gor, setParts)
 	b.parallel(g, b.insertPart)
@@ -690,24 +712,27 @@ func (b *bfs) merge() {
 	b.moves = b.moves[:0]
 	var taken [setParts]int // of each goroutine's notes
 	for {
-		j, at := -1, uint64(0) // the goroutine whose next new state comes first, and where it is
+		j, next := -1, newState{} // the goroutine whose next new state comes first, and that state
 		for i := range g {
-			if news := b.exps[i].news; taken[i] < len(news) && (j < 0 || news[taken[i]] < at) {
-				j, at = i, news[taken[i]]
+			if news := b.exps[i].news; taken[i] < len(news) && (j < 0 || news[taken[i]].at < next.at) {
+				j, next = i, news[taken[i]]
 			}
 		}
 		if j < 0 {
 			break
 		}
 		taken[j]++
-		out := &b.outs[at>>32]
-		c := &out.cands[uint32(at)]
+		out := &b.outs[next.at>>32]
+		c := &out.cands[uint32(next.at)]
 		key := out.keys[c.off : c.off+uint32(c.key)]
-		if spill {
+		switch {
+		case spill:
 			b.push(key)
-		} else {
+		case !b.opt.HashCompact:
+			b.next = append(b.next, next.ref) // the visited set has the key
+		default:
 			off := b.front.reserve(len(key))
-			b.next = append(b.next, off)
+			b.next = append(b.next, off|frontRef)
 			b.moves = append(b.moves, move{key: key, off: off})
 		}
 		b.paths.add(c.parent, c.act)

@@ -367,8 +367,8 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 			return err
 		}
 	} else {
-		for _, off := range b.cur {
-			record(b.front.key(off))
+		for _, ref := range b.cur {
+			record(b.key(ref))
 		}
 	}
 	w.bytes(block)
@@ -398,8 +398,8 @@ func (b *bfs) storedSince() ([setParts][]uint64, error) {
 			return since, err
 		}
 	} else {
-		for _, off := range b.next {
-			add(b.front.key(off))
+		for _, ref := range b.next {
+			add(b.key(ref))
 		}
 	}
 	var got uint64
@@ -803,7 +803,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		if spill != nil {
 			spill.add(p)
 		} else {
-			cur = append(cur, front.add(p))
+			cur = append(cur, front.add(p)|frontRef)
 		}
 	}
 

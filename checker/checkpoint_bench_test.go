@@ -23,7 +23,7 @@ func benchSearch(b *testing.B, states int, compact bool) *bfs {
 		s.seen.insert(key, hashKey(key))
 		s.paths.add(uint32(max(i-1, 0)), uint16(i%7))
 		if i >= states-frontier {
-			s.cur = append(s.cur, s.front.add(initKey))
+			s.cur = append(s.cur, s.front.add(initKey)|frontRef)
 		}
 	}
 	s.levels = []uint64{1, uint64(states - frontier - 1), uint64(frontier)}

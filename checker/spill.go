@@ -264,7 +264,7 @@ func (b *bfs) push(key []byte) {
 		w.add(key)
 		return
 	}
-	b.next = append(b.next, b.front.add(key))
+	b.next = append(b.next, b.front.add(key)|frontRef)
 }
 
 // window makes ready chunks [lo, hi) of the level being expanded and
@@ -288,7 +288,7 @@ func (b *bfs) window(lo, hi int) (int, int, bool) {
 			return 0, 0, false
 		}
 		if kept {
-			b.cur = append(b.cur, b.front.add(p))
+			b.cur = append(b.cur, b.front.add(p)|frontRef)
 		}
 	}
 	b.curStart, b.curStride = r.start+uint32(first)*r.stride, r.stride
@@ -305,7 +305,12 @@ func (b *bfs) switchLevel(nextStart uint32) string {
 		b.cur, b.next = b.next, b.cur
 		if len(b.cur) > 0 {
 			b.levels = append(b.levels, uint64(len(b.cur)))
-			b.front.release(b.cur[0])
+			// A level is all in the front arena or all in the visited set's.
+			if ref := b.cur[0]; ref&frontRef != 0 {
+				b.front.release(ref &^ frontRef)
+			} else {
+				b.front.release(b.front.size)
+			}
 		}
 		return StopComplete
 	}
@@ -341,8 +346,8 @@ func (b *bfs) spill(lo int) bool {
 		d.fail(err)
 		return false
 	}
-	for _, off := range b.next {
-		next.add(b.front.key(off))
+	for _, ref := range b.next {
+		next.add(b.key(ref))
 	}
 	d.next = next
 	cur, err := b.newLevel()
@@ -351,11 +356,11 @@ func (b *bfs) spill(lo int) bool {
 		return false
 	}
 	var at int64 // where chunk lo starts in the file
-	for i, off := range b.cur {
+	for i, ref := range b.cur {
 		if i == lo*chunkStates {
 			at = cur.size
 		}
-		cur.add(b.front.key(off))
+		cur.add(b.key(ref))
 	}
 	r, err := cur.finish(b.curStart, nil)
 	if err != nil {

@@ -156,16 +156,24 @@ func (v *visited) find(key []byte, h uint64) (uint64, bool) {
 // insert adds the key with hash h unless it is there, and reports whether
 // it was added. In exact mode, it stores the key in the arena.
 func (v *visited) insert(key []byte, h uint64) bool {
+	_, added := v.store(key, h)
+	return added
+}
+
+// store is insert that also returns, in exact mode, the key's offset in
+// the arena when it was added.
+func (v *visited) store(key []byte, h uint64) (uint64, bool) {
 	if (v.n+1)*4 > uint64(len(v.table))*3 {
 		v.grow()
 	}
 	i, found := v.find(key, h)
 	if found {
-		return false
+		return 0, false
 	}
 	e := v.entryHash(h)
+	var off uint64
 	if !v.compact {
-		off := v.keys.add(key)
+		off = v.keys.add(key)
 		if off >= offMask {
 			panic("checker: key arena beyond 64 GiB")
 		}
@@ -173,7 +181,7 @@ func (v *visited) insert(key []byte, h uint64) bool {
 	}
 	v.table[i] = e
 	v.n++
-	return true
+	return off, true
 }
 
 // grow doubles the table.
@@ -233,6 +241,18 @@ func (s *stateSet) touch(e, h uint64) byte { return s.parts[part(h)].touch(e, h)
 // insert adds a key to its part; only one goroutine at a time may insert
 // into a part.
 func (s *stateSet) insert(key []byte, h uint64) bool { return s.parts[part(h)].insert(key, h) }
+
+// store is insert that also returns, in exact mode, a reference to the key
+// stored (see key) when it was added.
+func (s *stateSet) store(key []byte, h uint64) (uint64, bool) {
+	p := part(h)
+	off, added := s.parts[p].store(key, h)
+	return uint64(p)<<offBits | off, added
+}
+
+// key returns the key of a reference from store (exact mode, until
+// compact).
+func (s *stateSet) key(ref uint64) []byte { return s.arenas[ref>>offBits].key(ref & offMask) }
 
 // len is the number of keys.
 func (s *stateSet) len() uint64 {
