@@ -459,8 +459,10 @@ func SinkLinearization(h *history.History, resource string, timeout time.Duratio
 // apply event at line a runs from 2a to 2a+1, so that it lies between the
 // lines around a). Failed writes are operations with a known rejection
 // (SinkModel judges fenced and conflict; expired is always allowed), except
-// those of a process a duplicate fault hit, which are unknown; endToEnd
-// leaves failures out. Apply events that match no write (before a partial
+// those of a process a duplicate fault hit, which are unknown. A failed
+// advance (a raise that found the fence already at or above its token,
+// docs/real-systems.md) had no effect and names no token: it is left out.
+// endToEnd leaves every failure out. Apply events that match no write (before a partial
 // history) are operations of their own when they name a payload.
 func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 	pinned := func(i int) (apply, bool) {
@@ -523,8 +525,8 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 	}
 	var out []porcupine.Operation
 	for i, o := range c.ops {
-		if o.inv > cut || endToEnd && o.res == history.Fail {
-			continue
+		if o.inv > cut || (endToEnd || o.kind == kAdvance) && o.res == history.Fail {
+			continue // a failed advance found the fence at or above its token: no effect
 		}
 		v := c.in(i)
 		p := c.h.Events[o.inv].Process
