@@ -15,8 +15,9 @@ import (
 // Reference simulates the reference protocol deterministically from seed:
 // workers worker processes acquire, write, renew, release and read on
 // resources resources, with the coordinator advancing each resource's fence
-// before every grant; about 2% of completions are info (taking effect or not,
-// at random), a worker retries an info acquire with the same requestId (the
+// before every grant (and, before one grant in 50, repeating the raise, which
+// fails as fenced: docs/real-systems.md); about 2% of completions are info
+// (taking effect or not, at random), a worker retries an info acquire with the same requestId (the
 // coordinator replays the recorded grant), and workers sometimes forget their
 // lease and let it expire, or crash and restart with a new incarnation. Every
 // effect happens at the completion line, so the history is linearizable and
@@ -69,6 +70,10 @@ func Reference(seed uint64, events, resources, workers int) *history.History {
 		emit(history.Coordinator, history.Invoke, history.Advance, r.name, history.Value{})
 		r.fence++
 		emit(history.Coordinator, history.OK, history.Advance, r.name, history.Value{Token: r.fence})
+		if rng.IntN(50) == 0 { // the raise repeated finds the fence at its token: refused, no effect
+			emit(history.Coordinator, history.Invoke, history.Advance, r.name, history.Value{})
+			emit(history.Coordinator, history.Fail, history.Advance, r.name, history.Value{Error: history.Fenced})
+		}
 		return r.fence
 	}
 	const ttl = 300
