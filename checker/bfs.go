@@ -708,7 +708,7 @@ func (b *bfs) merge() {
 	g := min(b.gor, setParts)
 	b.parallel(g, b.insertPart)
 	fresh := b.nextLen()
-	spill := b.disk.next != nil
+	spill := b.disk.next // the next level's file, once the frontier is on disk
 	b.moves = b.moves[:0]
 	var taken [setParts]int // of each goroutine's notes
 	for {
@@ -726,8 +726,8 @@ func (b *bfs) merge() {
 		c := &out.cands[uint32(next.at)]
 		key := out.keys[c.off : c.off+uint32(c.key)]
 		switch {
-		case spill:
-			b.push(key)
+		case spill != nil:
+			spill.add(key)
 		case !b.opt.HashCompact:
 			b.next = append(b.next, next.ref) // the visited set has the key
 		default:

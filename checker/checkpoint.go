@@ -387,7 +387,7 @@ func (b *bfs) storedSince() ([setParts][]uint64, error) {
 		return since, nil
 	}
 	add := func(p []byte) {
-		h := hashKey(p) // push wrote the state's key
+		h := hashKey(p) // the merge wrote the state's key
 		since[part(h)] = append(since[part(h)], b.seen.parts[part(h)].entryHash(h))
 	}
 	if w := b.disk.next; w != nil {

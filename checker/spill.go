@@ -258,15 +258,6 @@ func (b *bfs) nextLen() uint64 {
 	return uint64(len(b.next))
 }
 
-// push appends a state's key to the next level, in memory or on disk.
-func (b *bfs) push(key []byte) {
-	if w := b.disk.next; w != nil {
-		w.add(key)
-		return
-	}
-	b.next = append(b.next, b.front.add(key)|frontRef)
-}
-
 // window makes ready chunks [lo, hi) of the level being expanded and
 // returns them as b.cur holds them: the same chunks when the level is in
 // memory; when it is on disk, b.cur becomes the batch's states, read into
