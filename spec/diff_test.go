@@ -111,9 +111,11 @@ func (s *sim) nextToken() int64 {
 func (s *sim) advance(v int64) {
 	s.emit(history.Coordinator, history.Invoke, history.Advance, history.Value{})
 	s.ops++
-	if v > s.fence || s.bugs&bugVolatileCounter != 0 {
-		s.fence = v
+	if v <= s.fence && s.bugs&bugVolatileCounter == 0 { // a raise that finds the fence at or above v: a no-op
+		s.emit(history.Coordinator, history.Fail, history.Advance, history.Value{Error: history.Fenced})
+		return
 	}
+	s.fence = v
 	s.emit(history.Coordinator, history.OK, history.Advance, history.Value{Token: v})
 }
 
