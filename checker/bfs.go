@@ -561,7 +561,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 		e.acts = m.Reduced(s, b.opt.Reduce, e.acts[:0])
 		for ai := range e.acts {
 			*t = *s
-			f := m.Next(t, e.acts[ai])
+			f := m.Next(t, &e.acts[ai])
 			out.trans++
 			if f.Scenes != 0 {
 				out.reached.Add(f.Scenes)
@@ -577,8 +577,13 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			start := len(out.keys)
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
-			out.cands = append(out.cands, cand{parent: parent, act: uint16(ai), orbit: uint8(orbit),
-				off: uint32(start), key: uint16(len(out.keys) - start)})
+			// Written in place, a field at a time: a cand built on the stack
+			// and copied in is reloaded as a whole from its narrower stores,
+			// which waits for every store before it (Encode's) to finish.
+			out.cands = append(out.cands, cand{})
+			c := &out.cands[len(out.cands)-1]
+			c.parent, c.act, c.orbit = parent, uint16(ai), uint8(orbit)
+			c.off, c.key = uint32(start), uint16(len(out.keys)-start)
 		}
 	}
 	// Hashed apart, not as each key is written: a key read right after its

@@ -37,7 +37,7 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	for i, a := range acts {
 		buf = m.Reduced(&rep, b.opt.Reduce, buf[:0])
 		next := rep
-		m.Next(&next, buf[a])
+		m.Next(&next, &buf[a])
 		canon.Canonical(&next, &rep)
 		keys[i] = m.Encode(&rep, nil)
 	}
@@ -50,7 +50,7 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 		found := false
 		for _, a := range buf {
 			t := run.State
-			f := m.Next(&t, a)
+			f := m.Next(&t, &a)
 			key, _ = canon.Key(&t, key[:0])
 			if !bytes.Equal(key, keys[i]) || last && spec.Judge(m, &run.State, f, &t)&want == 0 {
 				continue

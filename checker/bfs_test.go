@@ -68,7 +68,7 @@ func bruteForce(m *model.Machine, inits ...model.State) (states, transitions int
 		acts = m.Enabled(&s, acts[:0])
 		for _, a := range acts {
 			t := s
-			m.Next(&t, a)
+			m.Next(&t, &a)
 			transitions++
 			if _, ok := seen[t]; !ok {
 				seen[t] = struct{}{}
@@ -236,7 +236,7 @@ func randomFirst(m *model.Machine, walks, steps int) map[string]int {
 			buf = m.Enabled(&s, buf[:0])
 			a, _ := pick(buf, func(n int) int { return r.IntN(n) })
 			prev := s
-			f := m.Next(&s, a)
+			f := m.Next(&s, &a)
 			for _, id := range spec.Judge(m, &prev, f, &s).IDs() {
 				if n, ok := first[id]; !ok || i+1 < n {
 					first[id] = i + 1
@@ -411,16 +411,16 @@ func TestBFSRelativeTime(t *testing.T) {
 		s := m.Init()
 		for i := range 3000 {
 			buf = m.Enabled(&s, buf[:0])
-			m.Next(&s, buf[rng.IntN(len(buf))])
+			m.Next(&s, &buf[rng.IntN(len(buf))])
 			if i%10 != 0 {
 				continue
 			}
 			q := s
 			for range bound {
-				m.Next(&q, model.Action{Kind: model.Tick})
+				m.Next(&q, &model.Action{Kind: model.Tick})
 			}
 			p := q
-			if m.Next(&q, model.Action{Kind: model.Tick}); p != q {
+			if m.Next(&q, &model.Action{Kind: model.Tick}); p != q {
 				t.Fatalf("%s: %d ticks do not reach a fixed point", v.Name, bound)
 			}
 		}

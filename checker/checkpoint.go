@@ -475,7 +475,7 @@ func fingerprint(m *model.Machine) string {
 			acts = m.Enabled(&level[i], acts[:0])
 			for _, a := range acts {
 				t := level[i]
-				m.Next(&t, a)
+				m.Next(&t, &a)
 				next = append(next, t)
 			}
 		}

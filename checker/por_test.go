@@ -48,7 +48,7 @@ func TestFewSingletonAmpleSets(t *testing.T) {
 		}
 		for _, a := range acts {
 			u := s
-			m.Next(&u, a)
+			m.Next(&u, &a)
 			if !seen[u] {
 				seen[u] = true
 				queue = append(queue, u)
@@ -67,12 +67,12 @@ func TestFewSingletonAmpleSets(t *testing.T) {
 // of acts: both orders enabled, the same state, the same verdicts.
 func independentOfAll(m *model.Machine, s *model.State, a model.Action, acts []model.Action, buf *[]model.Action) bool {
 	step := func(from model.State, x model.Action) model.State {
-		m.Next(&from, x)
+		m.Next(&from, &x)
 		return from
 	}
 	judge := func(from model.State, x model.Action) spec.Set {
 		to := from
-		f := m.Next(&to, x)
+		f := m.Next(&to, &x)
 		return spec.Judge(m, &from, f, &to)
 	}
 	ta := step(*s, a)

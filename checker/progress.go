@@ -190,7 +190,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 		buf = m.Enabled(&s, buf[:0])
 		for _, a := range buf {
 			t := s
-			m.Next(&t, a)
+			m.Next(&t, &a)
 			add(t, link{uint32(i), a})
 		}
 	}
@@ -276,7 +276,7 @@ func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over
 				continue
 			}
 			t := s
-			big.Next(&t, a)
+			big.Next(&t, &a)
 			j, ok := eindex[t]
 			if !ok {
 				j = uint32(len(ext))
@@ -376,7 +376,7 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 			for _, a := range buf {
 				if !isFault(a.Kind) && progressRank(a.Kind) == rank {
 					t := s
-					big.Next(&t, a)
+					big.Next(&t, &a)
 					out = append(out, t)
 				}
 			}

@@ -158,7 +158,7 @@ func bruteCommits(big *model.Machine, s model.State, limit int) (ok, complete bo
 				continue
 			}
 			v := u
-			big.Next(&v, a)
+			big.Next(&v, &a)
 			if !seen[v] {
 				if len(seen) >= limit {
 					return false, false
@@ -230,8 +230,8 @@ func TestProgressExtendedValid(t *testing.T) {
 				t.Fatalf("state %d: %v enabled in the small machine only", i, a)
 			}
 			u, v := s, s
-			m.Next(&u, a)
-			g.big.Next(&v, a)
+			m.Next(&u, &a)
+			g.big.Next(&v, &a)
 			if u != v {
 				t.Fatalf("state %d: %v goes elsewhere in the extended machine", i, a)
 			}

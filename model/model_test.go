@@ -39,7 +39,7 @@ func TestStepIsPure(t *testing.T) {
 			before := *s
 			a1, a2 := *s, *s
 			m.Step(&a1, a, nil)
-			m.Next(&a2, a)
+			m.Next(&a2, &a)
 			if *s != before {
 				t.Fatal("Step changed a copy's original")
 			}
@@ -65,7 +65,7 @@ func TestNextDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		for _, a := range acts {
 			s := run.State
-			m.Next(&s, a)
+			m.Next(&s, &a)
 		}
 	})
 	if allocs != 0 {

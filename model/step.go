@@ -12,14 +12,16 @@ import (
 func (m *Machine) Step(s *State, a Action, evs []history.Event) ([]history.Event, Fact) {
 	rec := &recorder{evs: evs}
 	st := stepper{m: m, d: &m.Design, s: s, rec: rec}
-	st.do(a)
+	st.do(&a)
 	s.sortMsgs()
 	return rec.evs, st.fact
 }
 
 // Next is Step without events: the explorer's inner loop, which allocates
-// nothing.
-func (m *Machine) Next(s *State, a Action) Fact {
+// nothing. It takes the action by pointer (and only reads it) so that the
+// caller passes an action of its list as it is, not a copy: copying one
+// into the call's arguments stalls on the stores just made.
+func (m *Machine) Next(s *State, a *Action) Fact {
 	st := stepper{m: m, d: &m.Design, s: s}
 	st.do(a)
 	s.sortMsgs()
@@ -103,7 +105,7 @@ func (st *stepper) send(msg Msg) {
 	s.NMsgs++
 }
 
-func (st *stepper) do(a Action) {
+func (st *stepper) do(a *Action) {
 	s, m := st.s, st.m
 	w := a.Worker
 	wk := &s.Workers[w]

@@ -27,7 +27,7 @@ func sampleStates(m *model.Machine, n int) ([]model.State, []model.Action) {
 		a := buf[r.IntN(len(buf))]
 		states = append(states, s)
 		acts = append(acts, a)
-		m.Next(&s, a)
+		m.Next(&s, &a)
 	}
 	return states, acts
 }
@@ -48,7 +48,7 @@ func BenchmarkNext(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		*s = states[i%len(states)]
-		m.Next(s, acts[i%len(acts)])
+		m.Next(s, &acts[i%len(acts)])
 		i++
 	}
 }

@@ -144,12 +144,12 @@ func TestPermuteIsAutomorphism(t *testing.T) {
 			want := map[string]spec.Set{}
 			for _, a := range pacts {
 				n := ps
-				f := m.Next(&n, a)
+				f := m.Next(&n, &a)
 				want[string(m.Encode(&n, nil))] |= spec.Judge(m, &ps, f, &n) | 1<<15
 			}
 			for _, a := range acts {
 				n := *s
-				f := m.Next(&n, a)
+				f := m.Next(&n, &a)
 				v := spec.Judge(m, s, f, &n)
 				pn := m.Permute(&n, &p)
 				got, ok := want[string(m.Encode(&pn, nil))]
