@@ -13,7 +13,7 @@
 #
 # Usage: bench/run.sh [--bound small|faults|big] [-D NAME=VALUE]... [--timeout SECONDS]
 #                     [--memlim MB] [--variant NAME] [--no-variant] [--no-procs]
-#                     [--spin-only] [--keep] [--baseline REV]
+#                     [--spin-only] [--keep] [--baseline REV] [--pairs N]
 #   --bound small   (default) OPS=2 TTL=1 DROPS=1: 9.47M states, minutes in all
 #   --bound faults  OPS=1 TTL=2 INFLIGHT=1 and every fault budget 1: 650,904 states
 #   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: not measured since the four-step grant
@@ -26,6 +26,9 @@
 #   --baseline REV  also build fencebench from git revision REV (git archive) and run
 #                   each fencebench run with it, right after the same run of this tree,
 #                   for ratios new/old measured side by side in one run
+#   --pairs N       then N more rounds of Spin exact, fencecheck exact on 1 goroutine and on
+#                   all cores, one after the other: each round's ratios to Spin, and their
+#                   median, minimum and maximum (the targets are judged on the medians)
 # Everything is built and run in a temporary directory, removed at exit.
 set -euo pipefail
 
@@ -34,7 +37,7 @@ die() { echo "run.sh: $*" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write baseline=
+bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write baseline= pairs=0
 declare -A over=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -49,7 +52,8 @@ while [ $# -gt 0 ]; do
 	--spin-only) spin_only=1; shift ;;
 	--keep) keep=1; shift ;;
 	--baseline) baseline=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+	--pairs) pairs=${2:?}; shift 2 ;;
+	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -65,6 +69,8 @@ command -v timeout >/dev/null || die "timeout (coreutils) not found"
 [ -z "$baseline" ] || git -C "$repo" rev-parse --quiet --verify "$baseline^{commit}" >/dev/null ||
 	die "--baseline $baseline: not a git revision of $repo"
 [ $spin_only = 1 ] || command -v go >/dev/null || die "go not found (or use --spin-only)"
+[[ $pairs =~ ^[0-9]+$ ]] || die "--pairs $pairs: not a number"
+[ "$pairs" = 0 ] || [ $spin_only = 0 ] || die "--pairs needs fencecheck (not with --spin-only)"
 
 # The bound: Promela macro = fencebench flag.
 declare -A cfg=([W]=2 [R]=1 [TTL]=1 [OPS]=2 [GRANTS]=2 [INFLIGHT]=2 [DROPS]=1 [DUPS]=0 [CRASHES]=0
@@ -242,6 +248,19 @@ if [ $spin_only = 0 ]; then
 			fc_run "$tmp/fencebench_base" "base_${run/:/_}" "$run"
 		fi
 	done
+	# --pairs: rounds of Spin exact and fencecheck exact, one right after the
+	# other, so that each round's ratios share the machine's state of the moment
+	if [ "$pairs" -gt 0 ]; then
+		echo "# $pairs paired rounds: Spin exact, fencebench exact:1, exact:$cores"
+		cp "$tmp/pan_exact" "$tmp/pan_pair"
+		: >"$tmp/pairs"
+		for ((i = 1; i <= pairs; i++)); do
+			spin_run "$tmp" pair 0 -m200000 -w$hashw
+			fc_run "$tmp/fencebench" pair_1 exact:1
+			fc_run "$tmp/fencebench" pair_n "exact:$cores"
+			echo "$(kv pair rate) $(kv pair_1 rate fc) $(kv pair_n rate fc)" >>"$tmp/pairs"
+		done
+	fi
 fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -308,6 +327,18 @@ if [ $spin_only = 0 ]; then
 			[ -f "$tmp/fc_base_${run/:/_}.kv" ] || continue
 			echo "  $(fc_label "$run"): $(ratio "$(kv "fc_${run/:/_}" rate fc)" "$(kv "base_${run/:/_}" rate fc)")"
 		done
+	fi
+	if [ "$pairs" -gt 0 ]; then
+		echo "paired rounds, exact fencecheck/Spin states per second (Spin's own rate in parentheses):"
+		awk -v cores="$cores" '{ printf "  round %d: 1 core %.2f, %d cores %.2f (Spin %d)\n", NR, $2 / $1, cores, $3 / $1, $1 }' "$tmp/pairs"
+		# spread col: "median M (min A, max B)" of column col's ratio to Spin
+		spread() {
+			awk -v c="$1" '{ print $c / $1 }' "$tmp/pairs" | sort -g | awk '{ v[NR] = $1 }
+				END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+					printf "%.2f (min %.2f, max %.2f)", m, v[1], v[NR] }'
+		}
+		p1=$(spread 2) pn=$(spread 3)
+		echo "  median of $pairs: 1 core $p1 $(verdict "${p1%% *}" 1.0 '>='), $cores cores $pn $(verdict "${pn%% *}" 1.8 '>=')"
 	fi
 fi
 if [ $procs = 1 ]; then
