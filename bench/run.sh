@@ -337,8 +337,8 @@ if [ $spin_only = 0 ]; then
 				END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 					printf "%.2f (min %.2f, max %.2f)", m, v[1], v[NR] }'
 		}
-		p1=$(spread 2) pn=$(spread 3)
-		echo "  median of $pairs: 1 core $p1 $(verdict "${p1%% *}" 1.0 '>='), $cores cores $pn $(verdict "${pn%% *}" 1.8 '>=')"
+		med1=$(spread 2) medn=$(spread 3)
+		echo "  median of $pairs: 1 core $med1 $(verdict "${med1%% *}" 1.0 '>='), $cores cores $medn $(verdict "${medn%% *}" 1.8 '>=')"
 	fi
 fi
 if [ $procs = 1 ]; then
