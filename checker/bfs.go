@@ -574,6 +574,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			if out.stop.ok {
 				continue // this level ends the search: no successor is needed
 			}
+			m.Normalize(t, b.opt.Reduce)
 			start := len(out.keys)
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)

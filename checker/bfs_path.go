@@ -16,7 +16,8 @@ import (
 // keys, then a concrete run is found that passes through the same orbits,
 // taking at each step the first enabled action whose successor lies in
 // the next orbit (and, at the last step, violates a stop invariant). The
-// model's steps commute with renaming, so such an action always exists.
+// model's steps commute with renaming and with Normalize, so such an
+// action always exists.
 func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	m := b.m
 	canon := b.exps[0].canon
@@ -38,6 +39,7 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 		buf = m.Reduced(&rep, b.opt.Reduce, buf[:0])
 		next := rep
 		m.Next(&next, &buf[a])
+		m.Normalize(&next, b.opt.Reduce)
 		canon.Canonical(&next, &rep)
 		keys[i] = m.Encode(&rep, nil)
 	}
@@ -51,7 +53,9 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 		for _, a := range buf {
 			t := run.State
 			f := m.Next(&t, &a)
-			key, _ = canon.Key(&t, key[:0])
+			cut := t
+			m.Normalize(&cut, b.opt.Reduce)
+			key, _ = canon.Key(&cut, key[:0])
 			if !bytes.Equal(key, keys[i]) || last && spec.Judge(m, &run.State, f, &t)&want == 0 {
 				continue
 			}

@@ -70,9 +70,10 @@ type reductions struct {
 	// unexpanded (the proof is then of the states within it only).
 	DepthBound int  `json:"depthBound"`
 	DepthCut   bool `json:"depthCut"`
-	// Steps names the reductions of the steps that applied (--reduce,
-	// model.Reduction: "pauses", "dead-replies", "reads"); they keep every
-	// verdict and shortest counterexample length.
+	// Steps names the reductions that applied (--reduce, model.Reduction:
+	// "pauses", "dead-replies", "reads" of the steps, "timers" of the
+	// stored states); they keep every verdict and shortest counterexample
+	// length.
 	Steps []string `json:"steps"`
 }
 
@@ -212,7 +213,7 @@ func (r reductions) text() string {
 		parts = append(parts, fmt.Sprintf("depth bound %d, never met", r.DepthBound))
 	}
 	if len(r.Steps) > 0 {
-		parts = append(parts, "steps left out by the reductions "+strings.Join(r.Steps, ", ")+" (no verdict or shortest length changes)")
+		parts = append(parts, "the reductions "+strings.Join(r.Steps, ", ")+" (no verdict or shortest length changes)")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -53,7 +53,7 @@ func TestSearchCheckpointResume(t *testing.T) {
 		t.Fatalf("uninterrupted: exit %d, %s", code, want.Stopped)
 	}
 	dir := filepath.Join(t.TempDir(), "ck")
-	code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "3000")...)
+	code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "1000")...)
 	_, cmd, found := strings.Cut(stdout, "to go on from there:\n  ")
 	if code != exitIncomplete || !found || !strings.Contains(stdout, "incomplete") {
 		t.Fatalf("stopped at --max-states: exit %d, want 3 and how to resume\n%s%s", code, stdout, stderr)
@@ -69,7 +69,7 @@ func TestSearchCheckpointResume(t *testing.T) {
 	}
 
 	dir = filepath.Join(t.TempDir(), "ck")
-	code, _, resume := searchJSON(t, append(base, "--checkpoint", dir, "--max-states", "5000")...)
+	code, _, resume := searchJSON(t, append(base, "--checkpoint", dir, "--max-states", "2000")...)
 	if code != exitIncomplete || !strings.HasPrefix(resume, "explore search ") || !strings.HasSuffix(resume, "--resume "+dir) {
 		t.Fatalf("--json: exit %d, resume %q", code, resume)
 	}
@@ -86,7 +86,7 @@ func TestSearchCheckpointResume(t *testing.T) {
 func TestSearchResumeBadCheckpoint(t *testing.T) {
 	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--quiet", "--out", t.TempDir()}, tinyBFS...)
 	dir := t.TempDir()
-	if code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "5000")...); code != exitIncomplete {
+	if code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "2000")...); code != exitIncomplete {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	file := filepath.Join(dir, checker.CheckpointFile)

@@ -21,7 +21,10 @@ package model
 type Design struct {
 	// ReportsTime makes workers put their clock reading in acquire and renew
 	// requests (Msg.Skew, with Msg.Age the ticks since sending), for
-	// decisions that judge time on the worker's clock (Reported).
+	// decisions that judge time on the worker's clock (Reported). A design
+	// whose decisions read Msg.Age must set it: without it, a search's
+	// timers reduction (ReduceTimers) cuts ages beyond what the framework
+	// itself reads.
 	ReportsTime bool
 	// Asymmetric says the design's decisions tell workers apart (they read
 	// worker numbers), so a search must not treat workers as interchangeable.

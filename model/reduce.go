@@ -6,14 +6,17 @@ import (
 	"strings"
 )
 
-// Reduction is a set of reductions of the actions a search expands. Each
-// leaves out actions whose successors are simulated by the successor of an
-// action it keeps (or by the state itself): for every run of the machine
-// there is a run of kept actions, no longer, with the same facts, so a
-// search over the kept actions reaches a violation of every invariant a
-// full search reaches, and its shortest counterexamples are as short. Every
-// run of kept actions is a run of the machine: a reduced search raises no
-// alarm a full one would not, and its counterexamples replay as they are.
+// Reduction is a set of reductions of what a search expands and stores.
+// Each but ReduceTimers leaves out actions whose successors are simulated
+// by the successor of an action it keeps (or by the state itself): for
+// every run of the machine there is a run of kept actions, no longer, with
+// the same facts, so a search over the kept actions reaches a violation of
+// every invariant a full search reaches, and its shortest counterexamples
+// are as short. Every run of kept actions is a run of the machine: a
+// reduced search raises no alarm a full one would not, and its
+// counterexamples replay as they are. ReduceTimers stores each state as a
+// bisimilar one (Normalize), which keeps every run and every verdict; the
+// search finds a concrete run through the stored states.
 //
 // The proofs are in the doc comments of the constants; the tests compare
 // reduced and full searches of every built-in design (checker's
@@ -58,12 +61,34 @@ const (
 	// read ends), and the resource an idle worker without a lease last read
 	// is read by no step (the next acquire sets it).
 	ReduceReads
+	// ReduceTimers stores a state with the clocks that nothing reads any
+	// more cut (Normalize), when the design's decisions do not read the
+	// ages of requests (no Design.ReportsTime): a request's age (Msg.Age,
+	// Waiting.Age) is cut to max(ttl, Config.Delay), the ghost deadline a
+	// holder may count on (GrantTruth.Early) to 0 once it has passed or its
+	// grant was released, and the coordinator's deadline
+	// (GrantTruth.Late) to 0 once it has passed. Proof: the relation
+	// between a state and its cut is a bisimulation that keeps every fact
+	// and verdict. An age is read only by the grant or renew that sets
+	// Early to ttl−age (at most 0 from age ttl on, whatever more) and by
+	// the partially synchronous network's "age ≥ Delay"; a tick adds one
+	// to an age below the cap either way. Early is read only as "Early >
+	// 0" of an unreleased grant (exclusive-lease), Late only as "Late ≤ 0"
+	// (renew-validity, absolute-validity); a tick keeps a deadline at or
+	// below 0 there, a renew sets Late to ttl and Early to the larger of
+	// it and ttl−age, which is at or below 0 exactly when the cut one is,
+	// and nothing reads a released grant's Early again (a release is
+	// never undone). So a state and its cut enable the same actions,
+	// whose successors are again a state and its cut, with the same facts
+	// and the same verdicts: a search over cut states has a full search's
+	// verdicts and shortest counterexample lengths.
+	ReduceTimers
 )
 
 // Reductions is every reduction.
-const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads
+const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers
 
-var reductionNames = [...]string{"pauses", "dead-replies", "reads"}
+var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers"}
 
 // String names the reductions in r, comma-separated ("" for none).
 func (r Reduction) String() string { return memberNames(uint(r), reductionNames[:]) }
@@ -84,7 +109,8 @@ func ParseReduction(list string) (Reduction, error) {
 
 // Applies returns the reductions of r that apply to the machine: pauses
 // are reduced only under an asynchronous network and unbounded pauses,
-// reads only when the design ignores what they return.
+// reads only when the design ignores what they return, timers only when
+// its decisions do not read the ages of requests.
 func (m *Machine) Applies(r Reduction) Reduction {
 	if m.Config.Delay != 0 || m.Config.Pause != 0 {
 		r &^= ReducePauses
@@ -92,7 +118,44 @@ func (m *Machine) Applies(r Reduction) Reduction {
 	if !m.readsInert {
 		r &^= ReduceReads
 	}
+	if m.Design.ReportsTime {
+		r &^= ReduceTimers
+	}
 	return r
+}
+
+// Normalize rewrites s as the state that the reductions of r store for it:
+// with ReduceTimers (if it applies), its clocks that nothing reads any more
+// cut; otherwise s is left as it is.
+func (m *Machine) Normalize(s *State, r Reduction) {
+	if m.Applies(r)&ReduceTimers == 0 {
+		return
+	}
+	limit := uint8(max(m.Config.TTL, m.Config.Delay))
+	cut := false
+	for i := 0; i < int(s.NMsgs); i++ {
+		if msg := &s.Msgs[i]; msg.Age > limit {
+			msg.Age, cut = limit, true
+		}
+	}
+	if cut {
+		s.sortMsgs()
+	}
+	for r := range m.Config.Resources {
+		for c := range m.Config.Replicas {
+			if wt := &s.Coord[c].Wait[r]; wt.Age > limit {
+				wt.Age = limit
+			}
+		}
+		g := &s.Ghost[r]
+		for i := 1; i <= int(g.Grants); i++ {
+			t := &g.Grant[i]
+			if t.Early < 0 || t.Released {
+				t.Early = 0
+			}
+			t.Late = max(t.Late, 0)
+		}
+	}
 }
 
 // Reduced appends to buf the actions enabled in s (Enabled, in its order)
