@@ -198,9 +198,10 @@ type BFSResult struct {
 	PeakHeapBytes uint64  `json:"peakHeapBytes"`
 	// HashCompact tells whether only hashes were stored. OmissionBound is
 	// then an upper bound on the probability that any two distinct states
-	// reached got the same 64-bit hash, n(n-1)/2^65 for n states: only then
-	// can a state (and what only it leads to) be missed. It is 0 in exact
-	// mode.
+	// reached got the same 64-bit hash, n(n-1)/2^65 for n states, or that
+	// a lookup of ReduceBudgets found the hash of another state, p·n/2^64
+	// for p lookups: only then can a state (and what only it leads to) be
+	// missed. It is 0 in exact mode.
 	HashCompact bool `json:"hashCompact"`
 	// CompactedAt is the number of states stored when an exact search
 	// switched to hash compaction at its memory budget (CompactAtBudget);
@@ -288,6 +289,7 @@ type chunkOut struct {
 	keys     []byte
 	violated spec.Set
 	trans    uint64
+	probes   uint64              // lookups of states with less spent (ReduceBudgets)
 	reached  Coverage            // transitions that reached each scene
 	stop     edge                // the chunk's first transition violating a stop invariant
 	first    [maxInvariants]edge // the chunk's first violation of each invariant
@@ -330,6 +332,8 @@ type bfs struct {
 	exps      []expander
 	unreduced uint64
 	trans     uint64
+	budgets   bool   // ReduceBudgets applies
+	probes    uint64 // its lookups (the omission bound counts them)
 	reached   Coverage
 	violated  spec.Set
 	levels    []uint64
@@ -367,6 +371,7 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 		b.opt.Shard.Depth = max(b.opt.Shard.Depth, 1) // level 0 is the one initial state
 	}
 	b.seen = newStateSet(opt.HashCompact)
+	b.budgets = m.Applies(opt.Reduce)&model.ReduceBudgets != 0
 	b.exps = make([]expander, b.gor)
 	for i := range b.exps {
 		b.exps[i] = expander{canon: m.NewCanon(opt.Symmetry)}
@@ -548,11 +553,17 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
 	out.cands, out.keys = out.cands[:0], out.keys[:0]
-	out.violated, out.trans, out.stop, out.first = 0, 0, edge{}, [maxInvariants]edge{}
+	out.violated, out.trans, out.probes, out.stop, out.first = 0, 0, 0, edge{}, [maxInvariants]edge{}
 	out.reached = Coverage{}
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
 	s, t := &e.s, &e.t
+	// The visited set is read here, while no goroutine inserts: the merge
+	// follows the batch.
+	stored := func(k []byte) bool {
+		out.probes++
+		return b.seen.has(k, hashKey(k))
+	}
 	for i := lo; i < hi; i++ {
 		if err := m.Decode(b.key(b.cur[i]), s); err != nil {
 			panic(err) // the arena holds what Encode wrote
@@ -578,6 +589,12 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			start := len(out.keys)
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
+			if b.budgets {
+				if k := out.keys[start:]; b.seen.has(k, hashKey(k)) || m.LessSpent(k, stored) {
+					out.keys = out.keys[:start] // stored already, or simulated by a state that is
+					continue
+				}
+			}
 			// Written in place, a field at a time: a cand built on the stack
 			// and copied in is reloaded as a whole from its narrower stores,
 			// which waits for every store before it (Encode's) to finish.
@@ -613,6 +630,7 @@ func (b *bfs) collect() {
 		out := &b.outs[k]
 		b.violated |= out.violated
 		b.trans += out.trans
+		b.probes += out.probes
 		b.reached.Merge(out.reached)
 		for i := range maxInvariants {
 			if out.first[i].ok && !b.first[i].ok {
@@ -862,7 +880,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
-		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65)
+		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65+float64(b.probes)*float64(n)/0x1p64)
 	}
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
 	return r

@@ -20,14 +20,15 @@ var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol 
 // reference protocol safe by exhaustive search: three operations per
 // worker (an acquire, a renew, a write: TestProofConfigHasRenewTakeover
 // shows the scenario is in it), a lease that outlives a tick (ttl 2), two
-// takeovers, and a coordinator restart that loses the lease table (23.3M
-// states under the reductions, about a minute on 2 cores: each grant is
-// four steps since the sink is reached by messages).
+// takeovers, and a coordinator restart that loses the lease table (20.7M
+// states under the reductions, about 50 s on 2 cores: each grant is four
+// steps since the sink is reached by messages).
 var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 3, InFlight: 2,
 	Restarts: 1}
 
 // largeConfig is the configuration of the -bfs.large proof: proofConfig
-// with one takeover and a lost message (30.5M states, about 2 minutes).
+// with one takeover and a lost message (26.2M states hash-compact, about
+// 70 s).
 var largeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 2,
 	Drops: 1, Restarts: 1}
 

@@ -63,6 +63,7 @@ type mark struct {
 	states           uint64
 	arenas           [setParts]uint64 // each part's key arena size (exact mode)
 	trans, unreduced uint64
+	probes           uint64
 	reached          Coverage
 	violated         spec.Set
 	first            [maxInvariants]edge
@@ -115,6 +116,9 @@ type ckLevel struct {
 	Spilled      bool          `json:"spilled"`
 	SpilledBytes uint64        `json:"spilledBytes"`
 	Elapsed      time.Duration `json:"elapsed"`
+	// Probes counts the lookups of ReduceBudgets, which the omission bound
+	// of hash compaction counts too.
+	Probes uint64 `json:"probes,omitempty"`
 }
 
 type ckEdge struct {
@@ -130,6 +134,7 @@ func (b *bfs) mark() {
 		mk.arenas[i] = b.seen.arenas[i].size
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
+	mk.probes = b.probes
 	mk.start, mk.stride = b.curStart, b.curStride
 	if r := b.disk.cur; r != nil {
 		mk.start, mk.stride = r.start, r.stride
@@ -423,7 +428,7 @@ func (b *bfs) header() ckHeader {
 		}
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
-		Transitions: mk.trans, Unreduced: mk.unreduced, Violated: nonNil(mk.violated.IDs()), First: first,
+		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Violated: nonNil(mk.violated.IDs()), First: first,
 		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
@@ -833,6 +838,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.curStart, b.curStride = lv.Start, lv.Stride
 	b.depth, b.levels = lv.Depth, lv.Levels
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
+	b.probes = lv.Probes
 	b.violated = spec.SetOf(lv.Violated...)
 	b.opt.HashCompact, b.compactedAt = lv.HashCompact, lv.CompactedAt
 	b.disk.spilled = lv.SpilledBytes

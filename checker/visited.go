@@ -242,6 +242,13 @@ func (s *stateSet) touch(e, h uint64) byte { return s.parts[part(h)].touch(e, h)
 // into a part.
 func (s *stateSet) insert(key []byte, h uint64) bool { return s.parts[part(h)].insert(key, h) }
 
+// has reports whether the key with hash h is in the set. Goroutines may
+// look keys up together while none inserts.
+func (s *stateSet) has(key []byte, h uint64) bool {
+	_, ok := s.parts[part(h)].find(key, h)
+	return ok
+}
+
 // store is insert that also returns, in exact mode, a reference to the key
 // stored (see key) when it was added.
 func (s *stateSet) store(key []byte, h uint64) (uint64, bool) {

@@ -481,7 +481,7 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
 	if res.Reductions != "" {
-		fmt.Fprintf(w, "reductions: %s (steps left out, clocks nothing reads cut: no verdict and no shortest counterexample changes)\n", res.Reductions)
+		fmt.Fprintf(w, "reductions: %s (steps and simulated states left out, clocks nothing reads cut: no verdict and no shortest counterexample changes)\n", res.Reductions)
 	}
 	if res.CompactedAt > 0 {
 		fmt.Fprintf(w, "switched to hash compaction at the memory budget, after %d states\n", res.CompactedAt)
@@ -511,7 +511,7 @@ func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Vari
 // reduceFlag registers --reduce: every reduction by default.
 func reduceFlag(fs *flag.FlagSet) *reduceValue {
 	r := reduceValue(model.Reductions)
-	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) and store states with the clocks nothing reads any more cut (timers): the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers")
+	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) store states with the clocks nothing reads any more cut (timers), and leave out a state when the same state with a fault less spent is stored (budgets): the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets")
 	return &r
 }
 

@@ -71,9 +71,9 @@ type reductions struct {
 	DepthBound int  `json:"depthBound"`
 	DepthCut   bool `json:"depthCut"`
 	// Steps names the reductions that applied (--reduce, model.Reduction:
-	// "pauses", "dead-replies", "reads" of the steps, "timers" of the
-	// stored states); they keep every verdict and shortest counterexample
-	// length.
+	// "pauses", "dead-replies", "reads" of the steps, "timers" and
+	// "budgets" of the stored states); they keep every verdict and
+	// shortest counterexample length.
 	Steps []string `json:"steps"`
 }
 

@@ -102,8 +102,12 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 			b = append(b, raw(&g.Answered[w])...)
 		}
 	}
-	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts)
+	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts) // budgetBytes
 }
+
+// budgetBytes is the length of the tail of Encode that holds the fault
+// budgets spent, one byte each (LessSpent).
+const budgetBytes = 6
 
 // errEncoded reports bytes that Encode did not write.
 var errEncoded = errors.New("model: not an encoded state")

@@ -83,12 +83,25 @@ const (
 	// and the same verdicts: a search over cut states has a full search's
 	// verdicts and shortest counterexample lengths.
 	ReduceTimers
+	// ReduceBudgets leaves out a new state when the same state with one
+	// fault of one kind less spent (LessSpent) is stored already. Proof: a
+	// state v simulates a state u when v is u with less of the fault
+	// budgets spent (Drops, Dups, Crashes, Restarts, Forged,
+	// SinkRestarts): a budget left only enables actions, so every action
+	// of u is enabled in v, with the same effect and fact, to a successor
+	// that again is u's successor with less spent; no decision and no
+	// invariant reads the budgets. A breadth-first search stores states in
+	// the order of their depth, so v was reached in no more steps than u:
+	// every violation reachable from u is reachable from v, as soon. (A
+	// search that expands every state it stores, as BFS does, leaves out
+	// only what v's expansion covers.)
+	ReduceBudgets
 )
 
 // Reductions is every reduction.
-const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers
+const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers | ReduceBudgets
 
-var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers"}
+var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers", "budgets"}
 
 // String names the reductions in r, comma-separated ("" for none).
 func (r Reduction) String() string { return memberNames(uint(r), reductionNames[:]) }
@@ -122,6 +135,28 @@ func (m *Machine) Applies(r Reduction) Reduction {
 		r &^= ReduceTimers
 	}
 	return r
+}
+
+// LessSpent calls f with each key that is key, the Encode of a state s,
+// with one fault of one kind less spent: s with one loss, duplication,
+// crash, coordinator restart, forgery or sink restart fewer used. It
+// changes key's bytes in place and puts them back before it returns; it
+// stops at the first call of f that returns true, and reports whether
+// there was one (ReduceBudgets).
+func (m *Machine) LessSpent(key []byte, f func(k []byte) bool) bool {
+	spent := key[len(key)-budgetBytes:]
+	for i := range spent {
+		if spent[i] == 0 {
+			continue
+		}
+		spent[i]--
+		hit := f(key)
+		spent[i]++
+		if hit {
+			return true
+		}
+	}
+	return false
 }
 
 // Normalize rewrites s as the state that the reductions of r store for it:
