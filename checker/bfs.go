@@ -560,9 +560,9 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	s, t := &e.s, &e.t
 	// The visited set is read here, while no goroutine inserts: the merge
 	// follows the batch.
-	stored := func(k []byte) bool {
+	stored := func(key []byte) bool {
 		out.probes++
-		return b.seen.has(k, hashKey(k))
+		return b.seen.has(key, hashKey(key))
 	}
 	for i := lo; i < hi; i++ {
 		if err := m.Decode(b.key(b.cur[i]), s); err != nil {
@@ -590,7 +590,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
 			if b.budgets {
-				if k := out.keys[start:]; b.seen.has(k, hashKey(k)) || m.LessSpent(k, stored) {
+				if key := out.keys[start:]; b.seen.has(key, hashKey(key)) || m.LessSpent(key, stored) {
 					out.keys = out.keys[:start] // stored already, or simulated by a state that is
 					continue
 				}
