@@ -157,17 +157,24 @@ func TestBFSSameResultForAnyGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	faults := baseConfig
+	faults.Drops, faults.Dups, faults.Crashes = 1, 1, 1
 	cases := []struct {
 		name string
+		c    model.Config
 		p    model.Design
 		opt  BFSOptions
 	}{
-		{"reference, exhaustive", model.Design{}, BFSOptions{Exhaustive: true, MaxDepth: 13}},
-		{"grant-before-fence, stop at fencing", gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing)}},
-		{"grant-before-fence, hash compact", gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing), HashCompact: true}},
+		{"reference, exhaustive", baseConfig, model.Design{}, BFSOptions{Exhaustive: true, MaxDepth: 13}},
+		{"grant-before-fence, stop at fencing", baseConfig, gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing)}},
+		{"grant-before-fence, hash compact", baseConfig, gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing), HashCompact: true}},
+		// The budget reduction looks states up in the visited set while
+		// the goroutines expand a batch.
+		{"reference, every reduction, with faults", faults, model.Design{}, BFSOptions{Exhaustive: true, MaxDepth: 16,
+			Reduce: model.Reductions}},
 	}
 	for _, tc := range cases {
-		m := newMachine(t, baseConfig, tc.p)
+		m := newMachine(t, tc.c, tc.p)
 		var first BFSResult
 		for i, g := range []int{1, 2, 3, 8} {
 			opt := tc.opt
