@@ -242,6 +242,11 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 		{"bfs-clean", []string{"--variant", "reference", "--mode", "bfs", "--unexpected", "--workers", "2",
 			"--resources", "1", "--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "1", "--drops", "0",
 			"--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0", "--skew", "0"}},
+		// Fault budgets to spend: the budgets reduction leaves states out
+		// of each job by the states that job stored.
+		{"bfs-faults", []string{"--variant", "renew-token-only", "--mode", "bfs", "--workers", "2",
+			"--resources", "1", "--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "2", "--drops", "1",
+			"--dups", "0", "--crashes", "1", "--restarts", "0", "--forgeries", "0", "--skew", "0", "--sink-restarts", "0"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var whole out
