@@ -278,9 +278,50 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			if whole.RunIndex != nil && (merged.RunIndex == nil || *merged.RunIndex != *whole.RunIndex) {
 				t.Fatalf("merged found run %v, unsharded run %d", merged.RunIndex, *whole.RunIndex)
 			}
+			if c.name == "bfs-clean" {
+				mergeNeverReached(t, files)
+			}
 		})
 	}
 	if code, _, _ := explore(t, "merge", filepath.Join(dir, "random-0.json")); code != 2 {
 		t.Fatalf("merging one job of three: exit %d, want 2", code)
+	}
+}
+
+// mergeNeverReached rewrites the clean jobs' results as if no job had
+// reached any scene: each job did its share, but together they prove
+// nothing, and the merge must say so (exit 3, "vacuous"), not pass.
+func mergeNeverReached(t *testing.T, files []string) {
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job map[string]any
+		if err := json.Unmarshal(b, &job); err != nil {
+			t.Fatal(err)
+		}
+		job["bfs"].(map[string]any)["reached"] = map[string]any{}
+		if b, err = json.Marshal(job); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, _ := explore(t, append([]string{"merge", "--json"}, files...)...)
+	var merged struct {
+		Complete bool   `json:"complete"`
+		Vacuous  string `json:"vacuous"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitIncomplete || merged.Complete || merged.Vacuous == "" {
+		t.Fatalf("jobs that together reached no scene: exit %d, %s", code, stdout)
+	}
+	if code, stdout, _ := explore(t, append([]string{"merge"}, files...)...); code != exitIncomplete ||
+		!strings.Contains(stdout, "never reached") {
+		t.Fatalf("jobs that together reached no scene: exit %d, %s", code, stdout)
 	}
 }

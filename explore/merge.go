@@ -27,6 +27,8 @@ type searchResult struct {
 	Runs      int                `json:"runs"`   // random: runs done
 	Budget    int                `json:"budget"` // random: runs asked for (of the unsplit search)
 	Complete  *bool              `json:"complete"`
+	Vacuous   string             `json:"vacuous"` // the job's own share never reached these scenes
+	Reached   checker.Coverage   `json:"reached"` // random: the scenes its runs reached
 	BFS       *checker.BFSResult `json:"bfs"`
 	RunIndex  *int               `json:"runIndex"`
 	Violation *struct {
@@ -77,15 +79,32 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		return 0, err
 	}
 	first := jobs[0]
+	v, err := spec.LookupVariant(cat, first.Variant)
+	if err != nil {
+		return 0, usagef("%s: variant: %v", fs.Args()[0], err)
+	}
 	out := map[string]any{"variant": first.Variant, "mode": first.Mode, "jobs": len(jobs)}
 	var incomplete []string // the jobs that stopped early
+	var reached checker.Coverage
 	runs := 0
 	for _, j := range jobs {
 		runs += j.Runs
-		if j.Complete != nil && !*j.Complete || j.BFS != nil && !bfsComplete(*j.BFS) {
+		// A job whose own share never reached a scene the verdict depends
+		// on did all it was to do: what counts is what the jobs reached
+		// together (a reduction may leave a state out of one job's share
+		// for a state another job expands).
+		stopped := j.Complete != nil && !*j.Complete && j.Vacuous == ""
+		if j.BFS != nil {
+			stopped = !bfsComplete(*j.BFS)
+			reached.Merge(j.BFS.Reached)
+		} else {
+			reached.Merge(j.Reached)
+		}
+		if stopped {
 			incomplete = append(incomplete, fmt.Sprintf("%d/%d", j.Shard.I, max(j.Shard.N, 1)))
 		}
 	}
+	vacuous := reached.Missing(v.Scenes())
 	if first.Mode != "bfs" {
 		out["runs"], out["budget"] = runs, first.budget()
 	}
@@ -105,10 +124,6 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			}
 		}
 		if !*jsonOut {
-			v, err := spec.LookupVariant(cat, first.Variant)
-			if err != nil {
-				return 0, usagef("%s: variant: %v", fs.Args()[0], err)
-			}
 			printBFS(stdout, merged, v)
 		}
 	} else {
@@ -125,6 +140,10 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			code = exitIncomplete
 			out["incompleteJobs"] = incomplete
 		}
+		if vacuous != 0 {
+			code = exitIncomplete
+			out["vacuous"], out["complete"] = vacuous.String(), false // not a proof of anything
+		}
 		if *jsonOut {
 			return code, writeJSON(stdout, out)
 		}
@@ -135,6 +154,11 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			}
 			fmt.Fprintf(stdout, "%s: incomplete: job %s stopped early (%s); no violation found so far by any of the %d jobs\n",
 				first.Variant, strings.Join(incomplete, ", "), how, len(jobs))
+			return code, nil
+		}
+		if vacuous != 0 {
+			fmt.Fprintf(stdout, "%s: incomplete: no violation found by any of the %d jobs, but together they never reached %s, which the verdict depends on\n",
+				first.Variant, len(jobs), vacuous)
 			return code, nil
 		}
 		fmt.Fprintf(stdout, "%s: no violation found by any of the %d jobs\n", first.Variant, len(jobs))
