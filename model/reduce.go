@@ -7,16 +7,18 @@ import (
 )
 
 // Reduction is a set of reductions of what a search expands and stores.
-// Each but ReduceTimers leaves out actions whose successors are simulated
-// by the successor of an action it keeps (or by the state itself): for
-// every run of the machine there is a run of kept actions, no longer, with
-// the same facts, so a search over the kept actions reaches a violation of
-// every invariant a full search reaches, and its shortest counterexamples
-// are as short. Every run of kept actions is a run of the machine: a
-// reduced search raises no alarm a full one would not, and its
-// counterexamples replay as they are. ReduceTimers stores each state as a
-// bisimilar one (Normalize), which keeps every run and every verdict; the
-// search finds a concrete run through the stored states.
+// ReducePauses, ReduceDeadReplies and ReduceReads leave out actions whose
+// successors are simulated by the successor of an action they keep (or by
+// the state itself): for every run of the machine there is a run of kept
+// actions, no longer, with the same facts, so a search over the kept
+// actions reaches a violation of every invariant a full search reaches,
+// and its shortest counterexamples are as short. Every run of kept actions
+// is a run of the machine: a reduced search raises no alarm a full one
+// would not, and its counterexamples replay as they are. ReduceTimers
+// stores each state as a bisimilar one (Normalize), which keeps every run
+// and every verdict; the search finds a concrete run through the stored
+// states. ReduceBudgets and ReduceAges leave out a new state that a state
+// stored no later simulates.
 //
 // The proofs are in the doc comments of the constants; the tests compare
 // reduced and full searches of every built-in design (checker's
@@ -96,12 +98,33 @@ const (
 	// search that expands every state it stores, as BFS does, leaves out
 	// only what v's expansion covers.)
 	ReduceBudgets
+	// ReduceAges leaves out a new state when the same state with one
+	// request a tick younger (Younger) is stored already, when the design's
+	// decisions do not read the ages of requests (no Design.ReportsTime):
+	// the state a tick passing before a send leads to stands for the one a
+	// tick passing after it leads to. Proof: a state v simulates a state u
+	// when v is u with messages in flight and waiting acquires no older
+	// (Msg.Age, Waiting.Age) and ghost deadlines a holder may count on
+	// (GrantTruth.Early) no earlier. An age is read only by the grant or
+	// renew that sets Early to ttl−age (or keeps a later one), by the
+	// partially synchronous network's "age ≥ Config.Delay" that holds time
+	// back, and when a waiting acquire takes its request's age; Early only
+	// by exclusive-lease's "Early > 0" of an unreleased grant. Each is
+	// monotone: in v every action of u is enabled (naming the younger copy
+	// of a message; a younger message holds no tick back that the older
+	// one does not), with the same effect and fact, to a successor that is
+	// again u's successor with requests no older and Early no earlier, and
+	// with every verdict u's step has (a later Early can only add
+	// exclusive-lease). No fact, no decision and no other invariant reads
+	// either. As for ReduceBudgets, BFS stored v no later than u, so every
+	// violation reachable from u is reachable from v, as soon.
+	ReduceAges
 )
 
 // Reductions is every reduction.
-const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers | ReduceBudgets
+const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers | ReduceBudgets | ReduceAges
 
-var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers", "budgets"}
+var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers", "budgets", "ages"}
 
 // String names the reductions in r, comma-separated ("" for none).
 func (r Reduction) String() string { return memberNames(uint(r), reductionNames[:]) }
@@ -122,8 +145,8 @@ func ParseReduction(list string) (Reduction, error) {
 
 // Applies returns the reductions of r that apply to the machine: pauses
 // are reduced only under an asynchronous network and unbounded pauses,
-// reads only when the design ignores what they return, timers only when
-// its decisions do not read the ages of requests.
+// reads only when the design ignores what they return, timers and ages
+// only when its decisions do not read the ages of requests.
 func (m *Machine) Applies(r Reduction) Reduction {
 	if m.Config.Delay != 0 || m.Config.Pause != 0 {
 		r &^= ReducePauses
@@ -132,7 +155,7 @@ func (m *Machine) Applies(r Reduction) Reduction {
 		r &^= ReduceReads
 	}
 	if m.Design.ReportsTime {
-		r &^= ReduceTimers
+		r &^= ReduceTimers | ReduceAges
 	}
 	return r
 }
@@ -154,6 +177,37 @@ func (m *Machine) LessSpent(key []byte, f func(k []byte) bool) bool {
 		spent[i]++
 		if hit {
 			return true
+		}
+	}
+	return false
+}
+
+// Younger calls f with each state that is s with one request a tick
+// younger (ReduceAges): a message in flight (the first of equal ones)
+// or an acquire waiting at a coordinator whose age is above 0, with one
+// tick less. It builds each in *v, its scratch, and stops at the first
+// call of f that returns true, reporting whether there was one.
+func (m *Machine) Younger(s, v *State, f func(v *State) bool) bool {
+	for i := 0; i < int(s.NMsgs); i++ {
+		if s.Msgs[i].Age == 0 || i > 0 && s.Msgs[i] == s.Msgs[i-1] {
+			continue
+		}
+		*v = *s
+		v.Msgs[i].Age--
+		v.sortMsgs()
+		if f(v) {
+			return true
+		}
+	}
+	for c := range m.Config.Replicas {
+		for r := range m.Config.Resources {
+			if wt := &s.Coord[c].Wait[r]; wt.Worker != 0 && wt.Age > 0 {
+				*v = *s
+				v.Coord[c].Wait[r].Age--
+				if f(v) {
+					return true
+				}
+			}
 		}
 	}
 	return false

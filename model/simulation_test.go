@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -161,4 +163,155 @@ func lessSpent(v, u *model.State) bool {
 		less = less || a[i] < b[i]
 	}
 	return less
+}
+
+// TestYoungerSimulates checks ReduceAges' proof on sampled states of every
+// built-in design, with an asynchronous and a partially synchronous
+// network: each state v that Younger gives for a state u is u with one
+// request a tick younger, and v matches every action u takes with an
+// action that names the same message or a younger copy of it, with the
+// same fact, every verdict u's step has, and a successor that is again u's
+// with requests no older and ghost deadlines no earlier (younger, below).
+func TestYoungerSimulates(t *testing.T) {
+	timed := symConfig
+	timed.Delay, timed.Pause = 3, 1
+	checked := 0
+	for _, c := range []model.Config{symConfig, timed} {
+		for name, m := range variantMachines(t, c) {
+			if m.Applies(model.ReduceAges) == 0 {
+				continue
+			}
+			states, _ := sampleStates(m, 1500)
+			var uacts, vacts []model.Action
+			var scratch model.State
+			for i := range states {
+				u := &states[i]
+				aged := 0
+				for j := 0; j < int(u.NMsgs); j++ {
+					if u.Msgs[j].Age > 0 && (j == 0 || u.Msgs[j] != u.Msgs[j-1]) {
+						aged++
+					}
+				}
+				for _, co := range u.Coord {
+					for _, wt := range co.Wait {
+						if wt.Worker != 0 && wt.Age > 0 {
+							aged++
+						}
+					}
+				}
+				var vs []model.State
+				m.Younger(u, &scratch, func(v *model.State) bool {
+					vs = append(vs, *v)
+					return false
+				})
+				if len(vs) != aged {
+					t.Fatalf("%s: %d younger states, %d requests with an age", name, len(vs), aged)
+				}
+				uacts = m.Enabled(u, uacts[:0])
+				for _, v := range vs {
+					if v == *u || !younger(&v, u) {
+						t.Fatalf("%s: a state Younger gave is not the state with a younger request", name)
+					}
+					checked++
+					vacts = m.Enabled(&v, vacts[:0])
+					for _, a := range uacts {
+						if !matched(m, u, &v, a, vacts) {
+							t.Fatalf("%s %+v: %v: no action of the younger state matches it", name, c, a)
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no sampled state had a request with an age: the test checks nothing")
+	}
+	t.Logf("%d younger states checked", checked)
+}
+
+// matched reports whether an action of v (one of acts: a itself, or a
+// naming a younger copy of a's message) leads, with a's fact and every
+// verdict a has from u, to a state that is again younger than u's
+// successor, both stored as a search stores them (Normalize).
+func matched(m *model.Machine, u, v *model.State, a model.Action, acts []model.Action) bool {
+	un := *u
+	f := m.Next(&un, &a)
+	verdict := spec.Judge(m, u, f, &un)
+	m.Normalize(&un, model.Reductions)
+	for _, b := range acts {
+		same := b
+		if same.Msg.Age = a.Msg.Age; same != a || b.Msg.Age > a.Msg.Age {
+			continue
+		}
+		vn := *v
+		g := m.Next(&vn, &b)
+		if g != f || spec.Judge(m, v, g, &vn)&verdict != verdict {
+			continue
+		}
+		if m.Normalize(&vn, model.Reductions); younger(&vn, &un) {
+			return true
+		}
+	}
+	return false
+}
+
+// younger reports whether v is u with requests no older (messages in flight
+// matched by their other fields, waiting acquires) and ghost deadlines a
+// holder may count on no earlier, and nothing else different.
+func younger(v, u *model.State) bool {
+	x, y := *v, *u
+	for r := range x.Ghost {
+		for i := range x.Ghost[r].Grant {
+			if x.Ghost[r].Grant[i].Early < y.Ghost[r].Grant[i].Early {
+				return false
+			}
+			x.Ghost[r].Grant[i].Early = y.Ghost[r].Grant[i].Early
+		}
+	}
+	for c := range x.Coord {
+		for r := range x.Coord[c].Wait {
+			if x.Coord[c].Wait[r].Age > y.Coord[c].Wait[r].Age {
+				return false
+			}
+			x.Coord[c].Wait[r].Age = y.Coord[c].Wait[r].Age
+		}
+	}
+	if x.NMsgs != y.NMsgs {
+		return false
+	}
+	// Sorted by their other fields, then by age, equal messages pair the
+	// youngest with the youngest: a matching exists exactly when this one
+	// makes every age of v no larger.
+	byContent := func(s *model.State) []model.Msg {
+		ms := slices.Clone(s.Msgs[:s.NMsgs])
+		slices.SortFunc(ms, func(p, q model.Msg) int {
+			a, b := content(p), content(q)
+			if c := bytes.Compare(a[:], b[:]); c != 0 {
+				return c
+			}
+			return int(p.Age) - int(q.Age)
+		})
+		return ms
+	}
+	vm, um := byContent(&x), byContent(&y)
+	for i := range vm {
+		if vm[i].Age > um[i].Age {
+			return false
+		}
+		if vm[i].Age = um[i].Age; vm[i] != um[i] {
+			return false
+		}
+	}
+	x.Msgs = y.Msgs
+	return x == y
+}
+
+// content is a message's fields but its age.
+func content(m model.Msg) [15]byte {
+	live := byte(0)
+	if m.Live {
+		live = 1
+	}
+	return [15]byte{m.Kind, m.Worker, m.Res, m.Replica, m.Inc, m.Token, m.Req, m.Grant, m.Code, m.PW, m.PT,
+		byte(m.Skew), live, m.Key, m.U}
 }
