@@ -199,9 +199,9 @@ type BFSResult struct {
 	// HashCompact tells whether only hashes were stored. OmissionBound is
 	// then an upper bound on the probability that any two distinct states
 	// reached got the same 64-bit hash, n(n-1)/2^65 for n states, or that
-	// a lookup of ReduceBudgets found the hash of another state, p·n/2^64
-	// for p lookups: only then can a state (and what only it leads to) be
-	// missed. It is 0 in exact mode.
+	// a lookup of ReduceBudgets or ReduceAges in the visited set found the
+	// hash of another state, p·n/2^64 for p lookups: only then can a state
+	// (and what only it leads to) be missed. It is 0 in exact mode.
 	HashCompact bool `json:"hashCompact"`
 	// CompactedAt is the number of states stored when an exact search
 	// switched to hash compaction at its memory budget (CompactAtBudget);
@@ -289,7 +289,7 @@ type chunkOut struct {
 	keys     []byte
 	violated spec.Set
 	trans    uint64
-	probes   uint64              // lookups of states with less spent (ReduceBudgets)
+	probes   uint64              // lookups of simulating states (ReduceBudgets, ReduceAges)
 	reached  Coverage            // transitions that reached each scene
 	stop     edge                // the chunk's first transition violating a stop invariant
 	first    [maxInvariants]edge // the chunk's first violation of each invariant
@@ -302,8 +302,14 @@ type expander struct {
 	acts  []model.Action
 	news  []newState // the new states it inserted (merge)
 	s, t  model.State
-	sink  byte     // what the warm-up loads read, kept so that they are not elided
-	_     [64]byte // so that two goroutines' expanders share no cache line
+	y     model.State // a younger successor (ReduceAges)
+	ykey  []byte      // and its key
+	// kept maps the hash of each successor the chunk kept so far to its
+	// index in the chunk's candidates: a state simulating a new one may be
+	// among them (ReduceBudgets, ReduceAges), as a state's siblings are.
+	kept map[uint64]int32
+	sink byte     // what the warm-up loads read, kept so that they are not elided
+	_    [64]byte // so that two goroutines' expanders share no cache line
 }
 
 // insertGroup is how many successors the merge inserts into the visited
@@ -333,7 +339,9 @@ type bfs struct {
 	unreduced uint64
 	trans     uint64
 	budgets   bool   // ReduceBudgets applies
-	probes    uint64 // its lookups (the omission bound counts them)
+	ages      bool   // ReduceAges applies
+	simulated bool   // either: a successor is looked up while its chunk expands
+	probes    uint64 // their lookups (the omission bound counts them)
 	reached   Coverage
 	violated  spec.Set
 	levels    []uint64
@@ -372,9 +380,11 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 	}
 	b.seen = newStateSet(opt.HashCompact)
 	b.budgets = m.Applies(opt.Reduce)&model.ReduceBudgets != 0
+	b.ages = m.Applies(opt.Reduce)&model.ReduceAges != 0
+	b.simulated = b.budgets || b.ages
 	b.exps = make([]expander, b.gor)
 	for i := range b.exps {
-		b.exps[i] = expander{canon: m.NewCanon(opt.Symmetry)}
+		b.exps[i] = expander{canon: m.NewCanon(opt.Symmetry), kept: map[uint64]int32{}}
 	}
 	b.samples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}}
@@ -558,11 +568,22 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
 	s, t := &e.s, &e.t
-	// The visited set is read here, while no goroutine inserts: the merge
-	// follows the batch.
+	// A state that simulates a successor is stored already, or one of
+	// the successors this chunk kept, which the merge stores at this depth
+	// unless it finds it stored at a lower one. The visited set is read
+	// here, while no goroutine inserts: the merge follows the batch.
+	clear(e.kept)
 	stored := func(key []byte) bool {
+		h := hashKey(key)
+		if kept(e, out, key, h) {
+			return true
+		}
 		out.probes++
-		return b.seen.has(key, hashKey(key))
+		return b.seen.has(key, h)
+	}
+	younger := func(y *model.State) bool {
+		e.ykey, _ = e.canon.Key(y, e.ykey[:0])
+		return stored(e.ykey)
 	}
 	for i := lo; i < hi; i++ {
 		if err := m.Decode(b.key(b.cur[i]), s); err != nil {
@@ -586,14 +607,21 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 				continue // this level ends the search: no successor is needed
 			}
 			m.Normalize(t, b.opt.Reduce)
-			start := len(out.keys)
+			start, hash := len(out.keys), uint64(0)
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
-			if b.budgets {
-				if key := out.keys[start:]; b.seen.has(key, hashKey(key)) || m.LessSpent(key, stored) {
-					out.keys = out.keys[:start] // stored already, or simulated by a state that is
+			if b.simulated {
+				key := out.keys[start:]
+				h := hashKey(key)
+				if kept(e, out, key, h) || b.seen.has(key, h) || b.budgets && m.LessSpent(key, stored) ||
+					b.ages && m.Younger(t, &e.y, younger) {
+					out.keys = out.keys[:start] // kept or stored already, or simulated by a state that is
 					continue
 				}
+				if _, ok := e.kept[h]; !ok {
+					e.kept[h] = int32(len(out.cands))
+				}
+				hash = h
 			}
 			// Written in place, a field at a time: a cand built on the stack
 			// and copied in is reloaded as a whole from its narrower stores,
@@ -601,8 +629,11 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			out.cands = append(out.cands, cand{})
 			c := &out.cands[len(out.cands)-1]
 			c.parent, c.act, c.orbit = parent, uint16(ai), uint8(orbit)
-			c.off, c.key = uint32(start), uint16(len(out.keys)-start)
+			c.off, c.key, c.hash = uint32(start), uint16(len(out.keys)-start), hash
 		}
+	}
+	if b.simulated {
+		return // hashed as each was looked up
 	}
 	// Hashed apart, not as each key is written: a key read right after its
 	// bytes were stored, a few at a time, waits for the stores to finish.
@@ -610,6 +641,17 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 		c := &out.cands[i]
 		c.hash = hashKey(out.keys[c.off : c.off+uint32(c.key)])
 	}
+}
+
+// kept reports whether key, whose hash is h, is the key of a successor
+// that the chunk out expands kept.
+func kept(e *expander, out *chunkOut, key []byte, h uint64) bool {
+	i, ok := e.kept[h]
+	if !ok {
+		return false
+	}
+	c := &out.cands[i]
+	return string(out.keys[c.off:c.off+uint32(c.key)]) == string(key)
 }
 
 func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {

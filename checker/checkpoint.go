@@ -116,8 +116,8 @@ type ckLevel struct {
 	Spilled      bool          `json:"spilled"`
 	SpilledBytes uint64        `json:"spilledBytes"`
 	Elapsed      time.Duration `json:"elapsed"`
-	// Probes counts the lookups of ReduceBudgets, which the omission bound
-	// of hash compaction counts too.
+	// Probes counts the lookups of ReduceBudgets and ReduceAges in the
+	// visited set, which the omission bound of hash compaction counts too.
 	Probes uint64 `json:"probes,omitempty"`
 }
 

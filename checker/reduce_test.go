@@ -36,7 +36,7 @@ func reductionCases(v spec.Variant) []struct {
 // counterexample length for each, no more states, and every reduced
 // counterexample replays on the full machine.
 func TestReductionsSound(t *testing.T) {
-	reductions := []model.Reduction{model.ReducePauses, model.ReduceDeadReplies, model.ReduceReads, model.ReduceTimers, model.ReduceBudgets, model.Reductions}
+	reductions := []model.Reduction{model.ReducePauses, model.ReduceDeadReplies, model.ReduceReads, model.ReduceTimers, model.ReduceBudgets, model.ReduceAges, model.Reductions}
 	var full, reduced uint64
 	for _, v := range designs.All() {
 		for i, k := range reductionCases(v) {

@@ -72,7 +72,7 @@ type reductions struct {
 	DepthCut   bool `json:"depthCut"`
 	// Steps names the reductions that applied (--reduce, model.Reduction:
 	// "pauses", "dead-replies", "reads" of the steps, "timers" and
-	// "budgets" of the stored states); they keep every verdict and
+	// "budgets" and "ages" of the stored states); they keep every verdict and
 	// shortest counterexample length.
 	Steps []string `json:"steps"`
 }

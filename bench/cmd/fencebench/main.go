@@ -42,7 +42,7 @@ func main() {
 	variant := flag.String("variant", "reference", "reference, check-then-write or grant-before-fence")
 	runs := flag.String("runs", "exact:1,exact:0,hc:1,hc:0", "comma-separated mode:goroutines")
 	sym := flag.Bool("symmetry", false, "worker and resource symmetry reduction (Spin has none here)")
-	reduce := flag.Bool("reduce", false, "the model's reductions (model.Reductions: pauses, dead replies, reads, timers, budgets)")
+	reduce := flag.Bool("reduce", false, "the model's reductions (model.Reductions: pauses, dead replies, reads, timers, budgets, ages)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
 
