@@ -9,6 +9,14 @@ import (
 	"github.com/fencecheck/fencecheck/spec"
 )
 
+// networks are symConfig with an asynchronous network and with a
+// partially synchronous one and bounded pauses.
+func networks() []model.Config {
+	timed := symConfig
+	timed.Delay, timed.Pause = 3, 1
+	return []model.Config{symConfig, timed}
+}
+
 // TestNormalizeIsBisimulation checks ReduceTimers' proof on sampled states
 // of every built-in design, with an asynchronous and a partially
 // synchronous network: a state s and its cut n enable the same actions (up
@@ -16,10 +24,8 @@ import (
 // leads from both to states with the same cut, the same fact and the same
 // verdicts. Cutting twice changes nothing more.
 func TestNormalizeIsBisimulation(t *testing.T) {
-	timed := symConfig
-	timed.Delay, timed.Pause = 3, 1
 	cutAny := 0
-	for _, c := range []model.Config{symConfig, timed} {
+	for _, c := range networks() {
 		for name, m := range variantMachines(t, c) {
 			timers := m.Applies(model.ReduceTimers) != 0
 			limit := uint8(max(c.TTL, c.Delay))
@@ -173,10 +179,8 @@ func lessSpent(v, u *model.State) bool {
 // same fact, every verdict u's step has, and a successor that is again u's
 // with requests no older and ghost deadlines no earlier (younger, below).
 func TestYoungerSimulates(t *testing.T) {
-	timed := symConfig
-	timed.Delay, timed.Pause = 3, 1
 	checked := 0
-	for _, c := range []model.Config{symConfig, timed} {
+	for _, c := range networks() {
 		for name, m := range variantMachines(t, c) {
 			if m.Applies(model.ReduceAges) == 0 {
 				continue
