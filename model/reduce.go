@@ -182,14 +182,21 @@ func (m *Machine) LessSpent(key []byte, f func(k []byte) bool) bool {
 	return false
 }
 
-// Younger calls f with each state that is s with one request a tick
-// younger (ReduceAges): a message in flight (the first of equal ones)
-// or an acquire waiting at a coordinator whose age is above 0, with one
-// tick less. It builds each in *v, its scratch, and stops at the first
-// call of f that returns true, reporting whether there was one.
+// Younger calls f with states that are s with requests a tick younger
+// (ReduceAges): each with one request whose age is above 0 — a message in
+// flight (the first of equal ones) or an acquire waiting at a coordinator
+// — a tick younger, then, when there are two or more, the one with every
+// such request a tick younger (as if a tick had passed once less since
+// they were all sent). It builds each in *v, its scratch, and stops at the
+// first call of f that returns true, reporting whether there was one.
 func (m *Machine) Younger(s, v *State, f func(v *State) bool) bool {
+	aged := 0
 	for i := 0; i < int(s.NMsgs); i++ {
-		if s.Msgs[i].Age == 0 || i > 0 && s.Msgs[i] == s.Msgs[i-1] {
+		if s.Msgs[i].Age == 0 {
+			continue
+		}
+		aged++
+		if i > 0 && s.Msgs[i] == s.Msgs[i-1] {
 			continue
 		}
 		*v = *s
@@ -202,6 +209,7 @@ func (m *Machine) Younger(s, v *State, f func(v *State) bool) bool {
 	for c := range m.Config.Replicas {
 		for r := range m.Config.Resources {
 			if wt := &s.Coord[c].Wait[r]; wt.Worker != 0 && wt.Age > 0 {
+				aged++
 				*v = *s
 				v.Coord[c].Wait[r].Age--
 				if f(v) {
@@ -210,7 +218,24 @@ func (m *Machine) Younger(s, v *State, f func(v *State) bool) bool {
 			}
 		}
 	}
-	return false
+	if aged < 2 {
+		return false
+	}
+	*v = *s
+	for i := 0; i < int(v.NMsgs); i++ {
+		if msg := &v.Msgs[i]; msg.Age > 0 {
+			msg.Age--
+		}
+	}
+	v.sortMsgs()
+	for c := range m.Config.Replicas {
+		for r := range m.Config.Resources {
+			if wt := &v.Coord[c].Wait[r]; wt.Worker != 0 && wt.Age > 0 {
+				wt.Age--
+			}
+		}
+	}
+	return f(v)
 }
 
 // Normalize rewrites s as the state that the reductions of r store for it:
