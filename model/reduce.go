@@ -98,8 +98,8 @@ const (
 	// search that expands every state it stores, as BFS does, leaves out
 	// only what v's expansion covers.)
 	ReduceBudgets
-	// ReduceAges leaves out a new state when the same state with one
-	// request a tick younger (Younger) is stored already, when the design's
+	// ReduceAges leaves out a new state when the same state with requests
+	// a tick younger (Younger) is stored already, when the design's
 	// decisions do not read the ages of requests (no Design.ReportsTime):
 	// the state a tick passing before a send leads to stands for the one a
 	// tick passing after it leads to. Proof: a state v simulates a state u
