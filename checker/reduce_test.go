@@ -13,8 +13,10 @@ import (
 // reductionCases are the bounds the reductions are compared on, for every
 // design: its own case (variantCase, which reaches its bug), the same with
 // a message loss and a duplication (dead replies to lose and duplicate),
-// and with a partially synchronous network and bounded pauses (where pauses
-// are not reduced) — each to a depth bound, which the reductions keep.
+// with a partially synchronous network and bounded pauses (where pauses
+// are not reduced), and with ttl 2 and a loss under the asynchronous
+// network (requests three ages old for the ages reduction) — each to a
+// depth bound, which the reductions keep.
 func reductionCases(v spec.Variant) []struct {
 	c     model.Config
 	depth int
@@ -24,10 +26,12 @@ func reductionCases(v spec.Variant) []struct {
 	faults.Drops, faults.Dups = 1, 1
 	timed := c
 	timed.Delay, timed.Pause, timed.TTL = 1, 1, max(c.TTL, 2)
+	aged := c
+	aged.TTL, aged.Drops = max(c.TTL, 2), 1
 	return []struct {
 		c     model.Config
 		depth int
-	}{{c, depth}, {faults, depth - 4}, {timed, depth - 4}}
+	}{{c, depth}, {faults, depth - 4}, {timed, depth - 4}, {aged, depth - 3}}
 }
 
 // TestReductionsSound compares, for every built-in design on the bounds of
