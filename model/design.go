@@ -23,8 +23,9 @@ type Design struct {
 	// requests (Msg.Skew, with Msg.Age the ticks since sending), for
 	// decisions that judge time on the worker's clock (Reported). A design
 	// whose decisions read Msg.Age must set it: without it, a search's
-	// timers reduction (ReduceTimers) cuts ages beyond what the framework
-	// itself reads.
+	// timers and ages reductions (ReduceTimers, ReduceAges) take ages to be
+	// read only by the framework, and cut them, or let a younger request
+	// stand for an older one.
 	ReportsTime bool
 	// Asymmetric says the design's decisions tell workers apart (they read
 	// worker numbers), so a search must not treat workers as interchangeable.
