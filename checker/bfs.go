@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,6 +163,10 @@ type BFSResult struct {
 	// (BFSOptions.Reduce as far as the machine allows: model.Applies),
 	// comma-separated; Unreduced does not count what they left out.
 	Reductions string `json:"reductions,omitempty"`
+	// Subsumed counts the stored states not expanded because a state
+	// stored no deeper simulates each (ReduceBudgets, ReduceAges; see
+	// docs/exhaustive.md): States includes them.
+	Subsumed uint64 `json:"subsumed,omitempty"`
 	// Violated is every invariant violated by some judged transition (for a
 	// search that stopped, the transitions of the levels before the last
 	// and of the last level's part before the counterexample); ViolatedIDs
@@ -304,6 +309,7 @@ type expander struct {
 	s, t  model.State
 	y     model.State // a younger successor (ReduceAges)
 	ykey  []byte      // and its key
+	skey  []byte      // a copy of a stored state's key, for LessSpent to edit (subsume)
 	// kept maps the hash of each successor the chunk kept so far to its
 	// index in the chunk's candidates: a state simulating a new one may be
 	// among them (ReduceBudgets, ReduceAges), as a state's siblings are.
@@ -332,6 +338,12 @@ type bfs struct {
 	next      []uint64 // and of the next level
 	curStart  uint32   // discovery index of its first state
 	curStride uint32   // and between two of its states (1 but after keepShare)
+	// skip has a word per chunk of the level being expanded, a bit per
+	// state: subsumed, not expanded (see subsume). curChunk is the chunk
+	// of b.cur[0] (not 0 when the level is read from disk a batch at a time).
+	skip      []uint64
+	curChunk  int
+	subsumed  uint64 // the states subsume marked, over the search
 	depth     int
 	outs      []chunkOut
 	moves     []move // the batch's new states' keys, to copy to the next level
@@ -341,7 +353,7 @@ type bfs struct {
 	budgets   bool   // ReduceBudgets applies
 	ages      bool   // ReduceAges applies
 	simulated bool   // either: a successor is looked up while its chunk expands
-	probes    uint64 // their lookups (the omission bound counts them)
+	probes    uint64 // their lookups and subsume's (the omission bound counts them)
 	reached   Coverage
 	violated  spec.Set
 	levels    []uint64
@@ -484,6 +496,9 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	n := b.levelLen()
 	chunks := (n + chunkStates - 1) / chunkStates
 	b.expanded.Store(0)
+	if !b.subsume(n) {
+		return StopError, edge{}
+	}
 	nextStart := uint32(b.seen.len())
 	b.next = b.next[:0]
 	for lo := 0; lo < chunks; lo += batchChunks {
@@ -510,6 +525,88 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 		b.merge()
 	}
 	return b.switchLevel(nextStart), edge{}
+}
+
+// subsume marks, in b.skip, the states of the level about to be expanded,
+// of n states, that a state stored at this depth or lower simulates: the
+// same state with a fault less spent (ReduceBudgets) or with requests a
+// tick younger (ReduceAges), which the expansion that stored them looked
+// for only among what was stored then. The simulating state is expanded
+// at its own depth, or is marked itself and simulated in turn by one with
+// less spent or younger still, which is; so every step from a marked state
+// is matched from a state no deeper, with the same fact and every verdict,
+// and every violation is found, as soon. The marked states stay stored:
+// the transitions into them were judged, and they are not stored again.
+// No goroutine inserts while it runs, so the marks do not depend on their
+// number. It reports false on a file error (b.disk.err).
+func (b *bfs) subsume(n int) bool {
+	b.skip = b.skip[:0]
+	if !b.simulated || b.depth == 0 {
+		return true
+	}
+	chunks := (n + chunkStates - 1) / chunkStates
+	b.skip = slices.Grow(b.skip, chunks)[:chunks]
+	clear(b.skip)
+	var r *levelReader
+	if b.disk.cur != nil {
+		r = b.disk.cur.again() // the expansion reads the level after this
+	}
+	var probes, marked atomic.Uint64
+	for lo := 0; lo < chunks; lo += batchChunks {
+		hi := min(lo+batchChunks, chunks)
+		first := lo // the chunk of b.cur[0]
+		if r != nil {
+			if !b.load(r, lo, hi) {
+				return false
+			}
+		} else {
+			first = 0
+		}
+		var next atomic.Int64
+		next.Store(int64(lo))
+		b.parallel(min(b.gor, hi-lo), func(e *expander, _ int) {
+			var p, c uint64
+			for k := int(next.Add(1) - 1); k < hi; k = int(next.Add(1) - 1) {
+				for i := range min(chunkStates, n-k*chunkStates) {
+					if b.simulatedStored(e, b.key(b.cur[(k-first)*chunkStates+i]), &p) {
+						b.skip[k] |= 1 << i // a word per chunk: no two goroutines write one
+						c++
+					}
+				}
+			}
+			probes.Add(p)
+			marked.Add(c)
+		})
+	}
+	b.probes += probes.Load()
+	b.subsumed += marked.Load()
+	return true
+}
+
+// simulatedStored reports whether a state simulating the stored state of
+// key, other than itself, is stored (see subsume); it adds its lookups to
+// *probes.
+func (b *bfs) simulatedStored(e *expander, key []byte, probes *uint64) bool {
+	stored := func(k []byte) bool {
+		*probes++
+		return b.seen.has(k, hashKey(k))
+	}
+	if b.budgets {
+		e.skey = append(e.skey[:0], key...) // LessSpent edits it; key is shared
+		if b.m.LessSpent(e.skey, stored) {
+			return true
+		}
+	}
+	if !b.ages {
+		return false
+	}
+	if err := b.m.Decode(key, &e.s); err != nil {
+		panic(err) // the arena holds what Encode wrote
+	}
+	return b.m.Younger(&e.s, &e.y, func(y *model.State) bool {
+		e.ykey, _ = e.canon.Key(y, e.ykey[:0])
+		return stored(e.ykey)
+	})
 }
 
 // expandBatch expands chunks [lo, hi) of the current level into b.outs, in
@@ -567,6 +664,10 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	out.reached = Coverage{}
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
+	var skip uint64
+	if len(b.skip) > 0 {
+		skip = b.skip[b.curChunk+k]
+	}
 	s, t := &e.s, &e.t
 	// A state that simulates a successor is stored already, or one of
 	// the successors this chunk kept, which the merge stores at this depth
@@ -586,6 +687,9 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 		return stored(e.ykey)
 	}
 	for i := lo; i < hi; i++ {
+		if skip>>(i-lo)&1 != 0 {
+			continue
+		}
 		if err := m.Decode(b.key(b.cur[i]), s); err != nil {
 			panic(err) // the arena holds what Encode wrote
 		}
@@ -919,7 +1023,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65+float64(b.probes)*float64(n)/0x1p64)

@@ -13,7 +13,7 @@ var stopRank = map[string]int{StopComplete: 0, StopDepth: 1, StopMaxStates: 2, S
 // the whole search: the union of the verdicts, for each invariant the
 // shortest counterexample over the jobs (the first job's on a tie), and
 // the counts added up. Levels above the split depth are every job's; below
-// it they are added up, and so are States, Transitions and Unreduced,
+// it they are added up, and so are States, Transitions, Unreduced and Subsumed,
 // which count the states several jobs searched once per job: upper bounds
 // of the distinct states. Elapsed is the longest job's; the merged search
 // is complete when every job is. Counterexample and Shortest[].Run are
@@ -34,6 +34,7 @@ func MergeResults(rs []BFSResult) BFSResult {
 		m.Transitions += r.Transitions
 		m.Reached.Merge(r.Reached)
 		m.Unreduced += r.Unreduced
+		m.Subsumed += r.Subsumed
 		m.MaxDepth = max(m.MaxDepth, r.MaxDepth)
 		for d, n := range r.Levels {
 			if d >= len(m.Levels) {

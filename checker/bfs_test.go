@@ -40,6 +40,18 @@ var largeConfigs = []model.Config{
 // baseConfig is small enough to search every variant many times over.
 var baseConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
 
+// faultsConfig is baseConfig with a loss, a duplication and a crash: with
+// every reduction, to depth 16 (faultsCase), levels of several batches
+// with states subsumed.
+var faultsConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Dups: 1, Crashes: 1}
+
+// faultsCase is the reference protocol on faultsConfig with every
+// reduction, to depth 16.
+func faultsCase(t *testing.T) searchCase {
+	return searchCase{"reference, every reduction, with faults", newMachine(t, faultsConfig, model.Design{}),
+		BFSOptions{Exhaustive: true, MaxDepth: 16, Symmetry: model.SymWorkers, Reduce: model.Reductions}}
+}
+
 // allInvariants is every invariant id's bit.
 var allInvariants = spec.Set(1)<<len(spec.Invariants) - 1
 
@@ -139,7 +151,7 @@ func TestBFSCountsMatchBruteForce(t *testing.T) {
 func sameResult(t *testing.T, what string, a, b BFSResult) {
 	t.Helper()
 	if a.Stopped != b.Stopped || a.States != b.States || a.Transitions != b.Transitions ||
-		a.Unreduced != b.Unreduced || a.Violated != b.Violated || a.Violation != b.Violation ||
+		a.Unreduced != b.Unreduced || a.Subsumed != b.Subsumed || a.Violated != b.Violated || a.Violation != b.Violation ||
 		!slices.Equal(a.Levels, b.Levels) {
 		t.Fatalf("%s: results differ:\n%+v\n%+v", what, a, b)
 	}
@@ -162,8 +174,6 @@ func TestBFSSameResultForAnyGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	faults := baseConfig
-	faults.Drops, faults.Dups, faults.Crashes = 1, 1, 1
 	cases := []struct {
 		name string
 		c    model.Config
@@ -175,7 +185,7 @@ func TestBFSSameResultForAnyGoroutines(t *testing.T) {
 		{"grant-before-fence, hash compact", baseConfig, gbf.Design, BFSOptions{Stop: spec.SetOf(spec.Fencing), HashCompact: true}},
 		// The budget reduction looks states up in the visited set while
 		// the goroutines expand a batch.
-		{"reference, every reduction, with faults", faults, model.Design{}, BFSOptions{Exhaustive: true, MaxDepth: 16,
+		{"reference, every reduction, with faults", faultsConfig, model.Design{}, BFSOptions{Exhaustive: true, MaxDepth: 16,
 			Reduce: model.Reductions}},
 	}
 	for _, tc := range cases {

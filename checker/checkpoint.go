@@ -63,7 +63,7 @@ type mark struct {
 	states           uint64
 	arenas           [setParts]uint64 // each part's key arena size (exact mode)
 	trans, unreduced uint64
-	probes           uint64
+	probes, subsumed uint64
 	reached          Coverage
 	violated         spec.Set
 	first            [maxInvariants]edge
@@ -119,6 +119,9 @@ type ckLevel struct {
 	// Probes counts the lookups of ReduceBudgets and ReduceAges in the
 	// visited set, which the omission bound of hash compaction counts too.
 	Probes uint64 `json:"probes,omitempty"`
+	// Subsumed counts the states of the levels before Depth that were
+	// not expanded because a state stored no deeper simulates each.
+	Subsumed uint64 `json:"subsumed,omitempty"`
 }
 
 type ckEdge struct {
@@ -134,7 +137,7 @@ func (b *bfs) mark() {
 		mk.arenas[i] = b.seen.arenas[i].size
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
-	mk.probes = b.probes
+	mk.probes, mk.subsumed = b.probes, b.subsumed
 	mk.start, mk.stride = b.curStart, b.curStride
 	if r := b.disk.cur; r != nil {
 		mk.start, mk.stride = r.start, r.stride
@@ -428,7 +431,7 @@ func (b *bfs) header() ckHeader {
 		}
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
-		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Violated: nonNil(mk.violated.IDs()), First: first,
+		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
 		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
@@ -838,7 +841,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.curStart, b.curStride = lv.Start, lv.Stride
 	b.depth, b.levels = lv.Depth, lv.Levels
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
-	b.probes = lv.Probes
+	b.probes, b.subsumed = lv.Probes, lv.Subsumed
 	b.violated = spec.SetOf(lv.Violated...)
 	b.opt.HashCompact, b.compactedAt = lv.HashCompact, lv.CompactedAt
 	b.disk.spilled = lv.SpilledBytes

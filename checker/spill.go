@@ -266,24 +266,35 @@ func (b *bfs) nextLen() uint64 {
 func (b *bfs) window(lo, hi int) (int, int, bool) {
 	r := b.disk.cur
 	if r == nil {
+		b.curChunk = 0
 		return lo, hi, true
 	}
-	first := lo * chunkStates
-	n := min(hi*chunkStates, r.len()) - first
+	if !b.load(r, lo, hi) {
+		return 0, 0, false
+	}
+	b.curStart, b.curStride = r.start+uint32(lo*chunkStates)*r.stride, r.stride
+	b.curChunk = lo
+	return 0, hi - lo, true
+}
+
+// load reads chunks [lo, hi) of the level from r, which is at chunk lo,
+// into the front arena, and makes b.cur refer to them. It returns false on
+// a file error (b.disk.err).
+func (b *bfs) load(r *levelReader, lo, hi int) bool {
+	n := min(hi*chunkStates, r.len()) - lo*chunkStates
 	b.front.release(b.front.size)
 	b.cur = b.cur[:0]
 	for len(b.cur) < n {
 		p, kept, err := r.next()
 		if err != nil {
 			b.disk.fail(err)
-			return 0, 0, false
+			return false
 		}
 		if kept {
 			b.cur = append(b.cur, b.front.add(p)|frontRef)
 		}
 	}
-	b.curStart, b.curStride = r.start+uint32(first)*r.stride, r.stride
-	return 0, hi - lo, true
+	return true
 }
 
 // switchLevel makes the next level the one to expand, from memory or from

@@ -40,6 +40,8 @@ func searchCases(t *testing.T, c model.Config) []searchCase {
 		{"grant-before-fence, stop at fence-before-grant", gbfm, BFSOptions{Variant: gbf.Name, Stop: spec.SetOf(spec.FenceBeforeGrant), Symmetry: sym}},
 		{"grant-before-fence, hash compact", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym, HashCompact: true}},
 		{"grant-before-fence, shard 1/3", gbfm, BFSOptions{Variant: gbf.Name, Exhaustive: true, Symmetry: sym, Shard: Shard{I: 1, N: 3, Depth: 5}}},
+		// Subsumed states are marked from the level's file when it is on disk.
+		{"reference, every reduction", ref, BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: sym, Reduce: model.Reductions}},
 	}
 }
 
@@ -91,9 +93,13 @@ func TestBFSSpillSameResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := append(searchCases(t, wideConfig), searchCase{"grant-before-fence, stop at fencing", newMachine(t, baseConfig, gbf.Design),
-		BFSOptions{Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers}})
+		BFSOptions{Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers}},
+		faultsCase(t)) // levels of several batches, whose subsumed states are marked a batch at a time from the level's file
 	for _, tc := range cases {
 		want := BFS(ctx, tc.m, tc.opt)
+		if tc.opt.Reduce != 0 && want.Subsumed == 0 {
+			t.Fatalf("%s: no state subsumed", tc.name)
+		}
 		opt := tc.opt
 		opt.Spill, opt.SpillDir = true, t.TempDir()
 		got := BFS(ctx, tc.m, opt)

@@ -483,6 +483,9 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	if res.Reductions != "" {
 		fmt.Fprintf(w, "reductions: %s (steps and simulated states left out, clocks nothing reads cut: no verdict and no shortest counterexample changes)\n", res.Reductions)
 	}
+	if res.Subsumed > 0 {
+		fmt.Fprintf(w, "subsumed: %d of the states stored were not expanded: a state stored no deeper simulates each\n", res.Subsumed)
+	}
 	if res.CompactedAt > 0 {
 		fmt.Fprintf(w, "switched to hash compaction at the memory budget, after %d states\n", res.CompactedAt)
 	}

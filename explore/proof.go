@@ -73,8 +73,11 @@ type reductions struct {
 	// Steps names the reductions that applied (--reduce, model.Reduction:
 	// "pauses", "dead-replies", "reads" of the steps, "timers" and
 	// "budgets" and "ages" of the stored states); they keep every verdict and
-	// shortest counterexample length.
-	Steps []string `json:"steps"`
+	// shortest counterexample length. Subsumed counts the states stored
+	// but not expanded because a state stored no deeper simulates each
+	// (BFSResult.Subsumed).
+	Steps    []string `json:"steps"`
+	Subsumed uint64   `json:"subsumed,omitempty"`
 }
 
 // newProof says what a BFS of variant v on machine m with options opt, which
@@ -106,7 +109,7 @@ func newProof(m *model.Machine, v spec.Variant, opt checker.BFSOptions, res chec
 	sym := opt.Symmetry & m.Symmetries()
 	p.Reductions = reductions{Symmetry: []string{}, Factor: res.Reduction, HashCompaction: res.HashCompact,
 		CompactedAt: res.CompactedAt, OmissionBound: res.OmissionBound, DepthBound: opt.MaxDepth,
-		DepthCut: res.Stopped == checker.StopDepth, Steps: []string{}}
+		DepthCut: res.Stopped == checker.StopDepth, Steps: []string{}, Subsumed: res.Subsumed}
 	if res.Reductions != "" {
 		p.Reductions.Steps = strings.Split(res.Reductions, ",")
 	}
@@ -214,6 +217,9 @@ func (r reductions) text() string {
 	}
 	if len(r.Steps) > 0 {
 		parts = append(parts, "the reductions "+strings.Join(r.Steps, ", ")+" (no verdict or shortest length changes)")
+	}
+	if r.Subsumed > 0 {
+		parts = append(parts, fmt.Sprintf("%d states stored and not expanded, each simulated by a state stored no deeper", r.Subsumed))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -20,6 +20,7 @@ type proofOut struct {
 	BFS struct {
 		States    uint64   `json:"states"`
 		Unreduced uint64   `json:"unreduced"`
+		Subsumed  uint64   `json:"subsumed"`
 		Violated  []string `json:"violated"`
 	} `json:"bfs"`
 	Proof *struct {
@@ -38,6 +39,7 @@ type proofOut struct {
 			HashCompaction bool     `json:"hashCompaction"`
 			DepthBound     int      `json:"depthBound"`
 			DepthCut       bool     `json:"depthCut"`
+			Subsumed       uint64   `json:"subsumed"`
 		} `json:"reductions"`
 		Progress *struct {
 			Checked bool   `json:"checked"`
@@ -119,7 +121,7 @@ func TestProofAccountsForEveryInvariant(t *testing.T) {
 		}
 		r := pf.Reductions
 		if pf.Bounds.Ops != 2 || pf.Bounds.InFlight != 1 || !slices.Equal(r.Symmetry, []string{"workers"}) || r.Factor < 1.9 ||
-			r.HashCompaction || r.DepthBound != 0 || r.DepthCut {
+			r.HashCompaction || r.DepthBound != 0 || r.DepthCut || c.proves && r.Subsumed == 0 || r.Subsumed != p.BFS.Subsumed {
 			t.Errorf("%v: bounds %+v, reductions %+v", c.extra, *pf.Bounds, *r)
 		}
 	}
