@@ -116,13 +116,17 @@ type Shard struct {
 
 // BFSProgress is a snapshot of a running search.
 type BFSProgress struct {
-	States      uint64        // distinct states stored so far
-	Transitions uint64        // transitions judged so far
-	Depth       int           // the level being expanded
-	Frontier    uint64        // states in that level
-	Expanded    uint64        // of them, expanded so far (at most Frontier)
-	Elapsed     time.Duration // since the search started
-	Rate        float64       // states per second
+	States      uint64 // distinct states stored so far
+	Transitions uint64 // transitions judged so far
+	Depth       int    // the level being expanded
+	Frontier    uint64 // states in that level
+	Expanded    uint64 // of them, expanded so far (at most Frontier)
+	// Marked counts, of them, those checked for subsumption before the
+	// expansion starts (see BFSResult.Subsumed): Frontier once done, and
+	// when the search has nothing to look for.
+	Marked  uint64
+	Elapsed time.Duration // since the search started
+	Rate    float64       // states per second
 }
 
 // Why a search ended.
@@ -360,6 +364,7 @@ type bfs struct {
 	first     [maxInvariants]edge // first violation of each invariant
 
 	expanded     atomic.Uint64 // states of the current level done
+	marked       atomic.Uint64 // and checked for subsumption (see subsume)
 	lastProgress time.Time
 	peakHeap     uint64
 	heap         uint64 // the last sample
@@ -439,7 +444,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 		if sh := b.opt.Shard; sh.N > 1 && b.depth == sh.Depth {
 			b.keepShare(sh)
 		}
-		b.expanded.Store(0) // the next level: none of it expanded yet
+		b.startLevel() // the next level: none of it expanded yet
 		b.report()
 	}
 	stopped = b.checkpointAtEnd(stopped)
@@ -495,7 +500,7 @@ const batchChunks = 64
 func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	n := b.levelLen()
 	chunks := (n + chunkStates - 1) / chunkStates
-	b.expanded.Store(0)
+	b.startLevel()
 	if !b.subsume(n) {
 		return StopError, edge{}
 	}
@@ -541,7 +546,8 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 // number. It reports false on a file error (b.disk.err).
 func (b *bfs) subsume(n int) bool {
 	b.skip = b.skip[:0]
-	if !b.simulated || b.depth == 0 {
+	defer b.marked.Store(uint64(n))
+	if !b.marks() {
 		return true
 	}
 	chunks := (n + chunkStates - 1) / chunkStates
@@ -564,14 +570,19 @@ func (b *bfs) subsume(n int) bool {
 		}
 		var next atomic.Int64
 		next.Store(int64(lo))
-		b.parallel(min(b.gor, hi-lo), func(e *expander, _ int) {
+		b.parallel(min(b.gor, hi-lo), func(e *expander, g int) {
 			var p, c uint64
 			for k := int(next.Add(1) - 1); k < hi; k = int(next.Add(1) - 1) {
-				for i := range min(chunkStates, n-k*chunkStates) {
+				states := min(chunkStates, n-k*chunkStates)
+				for i := range states {
 					if b.simulatedStored(e, b.key(b.cur[(k-first)*chunkStates+i]), &p) {
 						b.skip[k] |= 1 << i // a word per chunk: no two goroutines write one
 						c++
 					}
+				}
+				b.marked.Add(uint64(states))
+				if g == 0 {
+					b.tick()
 				}
 			}
 			probes.Add(p)
@@ -607,6 +618,20 @@ func (b *bfs) simulatedStored(e *expander, key []byte, probes *uint64) bool {
 		e.ykey, _ = e.canon.Key(y, e.ykey[:0])
 		return stored(e.ykey)
 	})
+}
+
+// marks reports whether subsume looks for states to mark in the level
+// about to be expanded.
+func (b *bfs) marks() bool { return b.simulated && b.depth > 0 }
+
+// startLevel counts none of the level about to be expanded as expanded,
+// and none as marked if subsume is to mark it (all otherwise).
+func (b *bfs) startLevel() {
+	b.expanded.Store(0)
+	b.marked.Store(0)
+	if !b.marks() {
+		b.marked.Store(uint64(b.levelLen()))
+	}
 }
 
 // expandBatch expands chunks [lo, hi) of the current level into b.outs, in
@@ -1000,7 +1025,7 @@ func (b *bfs) report() {
 	el := time.Since(b.start)
 	n := b.seen.len()
 	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
-		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Elapsed: el,
+		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Marked: b.marked.Load(), Elapsed: el,
 		Rate: float64(n) / max(el.Seconds(), 1e-9)})
 }
 

@@ -3,14 +3,35 @@ package checker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/fencecheck/fencecheck/model"
 )
 
 // TestBFSProgressWithinLevel: no progress report counts more states of a
 // level expanded than the level has, also after a split (--shard) cuts the
-// level and when levels shrink towards the end of the search.
+// level and when levels shrink towards the end of the search; a level's
+// states are all marked (checked for subsumption) before one is expanded,
+// and the marking is reported as it goes.
 func TestBFSProgressWithinLevel(t *testing.T) {
+	c := faultsCase(t)
+	opt := c.opt
+	opt.MaxDepth = 0 // to the levels that shrink
+	var marking, expanding int
+	opt.ProgressEvery = time.Nanosecond
+	opt.Progress = func(p BFSProgress) {
+		switch {
+		case p.Marked > p.Frontier || p.Expanded > 0 && p.Marked < p.Frontier:
+			t.Errorf("depth %d: %d of a level of %d marked, %d expanded", p.Depth, p.Marked, p.Frontier, p.Expanded)
+		case p.Marked < p.Frontier:
+			marking++
+		default:
+			expanding++
+		}
+	}
+	if r := BFS(context.Background(), c.m, opt); r.Subsumed == 0 || marking == 0 || expanding == 0 {
+		t.Errorf("%d subsumed; %d reports while marking, %d after", r.Subsumed, marking, expanding)
+	}
 	m := newMachine(t, model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1}, model.Design{})
 	for _, sh := range []Shard{{}, {I: 1, N: 3, Depth: 3}} {
 		var calls int

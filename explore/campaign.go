@@ -472,6 +472,10 @@ func randomProgressLine(done, runs int, shard checker.Shard, el time.Duration) s
 
 // bfsProgressLine is a BFS's progress report.
 func bfsProgressLine(p checker.BFSProgress) string {
+	if p.Marked < p.Frontier {
+		return fmt.Sprintf("depth %d: marking subsumed states, %d/%d of the level, %d states, %.0f states/s, %s", p.Depth,
+			p.Marked, p.Frontier, p.States, p.Rate, p.Elapsed.Round(time.Second))
+	}
 	return fmt.Sprintf("depth %d: %d/%d of the level, %d states, %.0f states/s, %s", p.Depth, min(p.Expanded, p.Frontier),
 		p.Frontier, p.States, p.Rate, p.Elapsed.Round(time.Second))
 }

@@ -196,9 +196,13 @@ func TestProgressLines(t *testing.T) {
 	if got := randomProgressLine(2, 10, checker.Shard{I: 1, N: 4}, 0); got != "2/3 runs (67%), 0s" {
 		t.Errorf("random, shard 1/4 of 10 runs: %q", got)
 	}
-	p := checker.BFSProgress{States: 1000, Depth: 7, Frontier: 40, Expanded: 64, Elapsed: 2 * time.Second, Rate: 500}
+	p := checker.BFSProgress{States: 1000, Depth: 7, Frontier: 40, Expanded: 64, Marked: 40, Elapsed: 2 * time.Second, Rate: 500}
 	if got := bfsProgressLine(p); got != "depth 7: 40/40 of the level, 1000 states, 500 states/s, 2s" {
 		t.Errorf("bfs: %q", got)
+	}
+	p.Expanded, p.Marked = 0, 16
+	if got := bfsProgressLine(p); got != "depth 7: marking subsumed states, 16/40 of the level, 1000 states, 500 states/s, 2s" {
+		t.Errorf("bfs, marking: %q", got)
 	}
 }
 
