@@ -560,13 +560,12 @@ func (b *bfs) subsume(n int) bool {
 	var probes, marked atomic.Uint64
 	for lo := 0; lo < chunks; lo += batchChunks {
 		hi := min(lo+batchChunks, chunks)
-		first := lo // the chunk of b.cur[0]
+		first := 0 // the chunk of b.cur[0]
 		if r != nil {
 			if !b.load(r, lo, hi) {
 				return false
 			}
-		} else {
-			first = 0
+			first = lo
 		}
 		var next atomic.Int64
 		next.Store(int64(lo))
@@ -598,26 +597,28 @@ func (b *bfs) subsume(n int) bool {
 // key, other than itself, is stored (see subsume); it adds its lookups to
 // *probes.
 func (b *bfs) simulatedStored(e *expander, key []byte, probes *uint64) bool {
-	stored := func(k []byte) bool {
-		*probes++
-		return b.seen.has(k, hashKey(k))
-	}
-	if b.budgets {
-		e.skey = append(e.skey[:0], key...) // LessSpent edits it; key is shared
-		if b.m.LessSpent(e.skey, stored) {
-			return true
+	if b.ages {
+		if err := b.m.Decode(key, &e.s); err != nil {
+			panic(err) // the arena holds what Encode wrote
 		}
 	}
-	if !b.ages {
-		return false
-	}
-	if err := b.m.Decode(key, &e.s); err != nil {
-		panic(err) // the arena holds what Encode wrote
-	}
-	return b.m.Younger(&e.s, &e.y, func(y *model.State) bool {
-		e.ykey, _ = e.canon.Key(y, e.ykey[:0])
-		return stored(e.ykey)
+	e.skey = append(e.skey[:0], key...) // LessSpent edits it; key is shared
+	return b.simulatedBy(e, &e.s, e.skey, func(k []byte) bool {
+		*probes++
+		return b.seen.has(k, hashKey(k))
 	})
+}
+
+// simulatedBy reports whether stored holds a state that simulates s, of
+// canonical key key, other than s itself: s with a fault less spent
+// (ReduceBudgets, which edits key in place and puts it back) or with
+// requests a tick younger (ReduceAges, which reads s only).
+func (b *bfs) simulatedBy(e *expander, s *model.State, key []byte, stored func(k []byte) bool) bool {
+	return b.budgets && b.m.LessSpent(key, stored) ||
+		b.ages && b.m.Younger(s, &e.y, func(y *model.State) bool {
+			e.ykey, _ = e.canon.Key(y, e.ykey[:0])
+			return stored(e.ykey)
+		})
 }
 
 // marks reports whether subsume looks for states to mark in the level
@@ -707,10 +708,6 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 		out.probes++
 		return b.seen.has(key, h)
 	}
-	younger := func(y *model.State) bool {
-		e.ykey, _ = e.canon.Key(y, e.ykey[:0])
-		return stored(e.ykey)
-	}
 	for i := lo; i < hi; i++ {
 		if skip>>(i-lo)&1 != 0 {
 			continue
@@ -742,8 +739,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			if b.simulated {
 				key := out.keys[start:]
 				h := hashKey(key)
-				if kept(e, out, key, h) || b.seen.has(key, h) || b.budgets && m.LessSpent(key, stored) ||
-					b.ages && m.Younger(t, &e.y, younger) {
+				if kept(e, out, key, h) || b.seen.has(key, h) || b.simulatedBy(e, t, key, stored) {
 					out.keys = out.keys[:start] // kept or stored already, or simulated by a state that is
 					continue
 				}
