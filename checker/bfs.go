@@ -501,8 +501,8 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 	n := b.levelLen()
 	chunks := (n + chunkStates - 1) / chunkStates
 	b.startLevel()
-	if !b.subsume(n) {
-		return StopError, edge{}
+	if stopped := b.subsume(ctx, n); stopped != StopComplete {
+		return stopped, edge{}
 	}
 	nextStart := uint32(b.seen.len())
 	b.next = b.next[:0]
@@ -543,12 +543,12 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 // and every violation is found, as soon. The marked states stay stored:
 // the transitions into them were judged, and they are not stored again.
 // No goroutine inserts while it runs, so the marks do not depend on their
-// number. It reports false on a file error (b.disk.err).
-func (b *bfs) subsume(n int) bool {
+// number. It returns StopComplete, StopCancelled when ctx is done, or
+// StopError on a file error (b.disk.err).
+func (b *bfs) subsume(ctx context.Context, n int) string {
 	b.skip = b.skip[:0]
-	defer b.marked.Store(uint64(n))
-	if !b.marks() {
-		return true
+	if !b.marks() { // startLevel counted the level marked
+		return StopComplete
 	}
 	chunks := (n + chunkStates - 1) / chunkStates
 	b.skip = slices.Grow(b.skip, chunks)[:chunks]
@@ -563,7 +563,7 @@ func (b *bfs) subsume(n int) bool {
 		first := 0 // the chunk of b.cur[0]
 		if r != nil {
 			if !b.load(r, lo, hi) {
-				return false
+				return StopError
 			}
 			first = lo
 		}
@@ -571,7 +571,7 @@ func (b *bfs) subsume(n int) bool {
 		next.Store(int64(lo))
 		b.parallel(min(b.gor, hi-lo), func(e *expander, g int) {
 			var p, c uint64
-			for k := int(next.Add(1) - 1); k < hi; k = int(next.Add(1) - 1) {
+			for k := int(next.Add(1) - 1); k < hi && ctx.Err() == nil; k = int(next.Add(1) - 1) {
 				states := min(chunkStates, n-k*chunkStates)
 				for i := range states {
 					if b.simulatedStored(e, b.key(b.cur[(k-first)*chunkStates+i]), &p) {
@@ -587,10 +587,13 @@ func (b *bfs) subsume(n int) bool {
 			probes.Add(p)
 			marked.Add(c)
 		})
+		if ctx.Err() != nil {
+			return StopCancelled // the level's marks are incomplete: it is not expanded
+		}
 	}
 	b.probes += probes.Load()
 	b.subsumed += marked.Load()
-	return true
+	return StopComplete
 }
 
 // simulatedStored reports whether a state simulating the stored state of

@@ -32,6 +32,24 @@ func TestBFSProgressWithinLevel(t *testing.T) {
 	if r := BFS(context.Background(), c.m, opt); r.Subsumed == 0 || marking == 0 || expanding == 0 {
 		t.Errorf("%d subsumed; %d reports while marking, %d after", r.Subsumed, marking, expanding)
 	}
+	// Cancelled while it marks a level, the search stops marking within a
+	// chunk per goroutine, incomplete, and expands none of the level.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	depth, at := -1, uint64(0)
+	opt.Progress = func(p BFSProgress) {
+		switch {
+		case depth < 0 && p.Depth > 10 && p.Marked > 0 && p.Marked < p.Frontier:
+			depth, at = p.Depth, p.Marked
+			cancel()
+		case depth >= 0 && (p.Expanded > 0 || p.Marked > at+2*chunkStates):
+			t.Errorf("depth %d: %d states marked, %d expanded after the search was cancelled with %d of depth %d marked",
+				p.Depth, p.Marked, p.Expanded, at, depth)
+		}
+	}
+	if r := BFS(ctx, c.m, opt); depth < 0 || r.Stopped != StopCancelled || r.MaxDepth != depth {
+		t.Errorf("cancelled while marking depth %d: %s at depth %d", depth, r.Stopped, r.MaxDepth)
+	}
 	m := newMachine(t, model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1}, model.Design{})
 	for _, sh := range []Shard{{}, {I: 1, N: 3, Depth: 3}} {
 		var calls int
