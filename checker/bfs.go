@@ -39,8 +39,11 @@ type BFSOptions struct {
 	// reaches the budget. Since the sample counts garbage not yet
 	// collected, a collection (runtime.GC) is forced before stopping, and
 	// then again only once the heap has grown by 1/16 of the budget; the
-	// garbage collector's settings are left alone. The result holds the
-	// states stored so far (those of the batches merged).
+	// garbage collector's settings are left alone (a caller that wants the
+	// resident set held near the budget too sets debug.SetMemoryLimit, as
+	// explore does: freed heap stays resident until the runtime returns
+	// it). The result holds the states stored so far (those of the
+	// batches merged).
 	MaxMemory uint64
 	// CompactAtBudget makes an exact search that meets MaxMemory switch to
 	// hash compaction instead of stopping: every stored state's key gives

@@ -1,9 +1,16 @@
 package explore
 
 import (
+	"context"
 	"encoding/json"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // TestSearchMemoryBudget: a BFS of the default configuration that needs
@@ -51,5 +58,38 @@ func TestSearchMaxMemoryFlag(t *testing.T) {
 	_, stdout, _ := explore(t, "search", "--help")
 	if !strings.Contains(stdout, "-max-memory") || !strings.Contains(stdout, "iB)") {
 		t.Errorf("--help does not show --max-memory and its default\n%s", stdout)
+	}
+}
+
+// TestRunBFSHoldsMemoryLimit: while a search with a memory budget runs, the
+// Go runtime's memory limit is the budget, or a lower limit already in
+// force; after it, the limit is what it was; a search with no budget leaves
+// the limit alone.
+func TestRunBFSHoldsMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	m, err := designs.Reference.Machine(model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ before, budget, during int64 }{
+		{math.MaxInt64, 256 << 20, 256 << 20},
+		{128 << 20, 256 << 20, 128 << 20}, // GOMEMLIMIT lower than the budget
+		{1 << 40, 0, 1 << 40},             // no budget
+	} {
+		debug.SetMemoryLimit(c.before)
+		var seen []int64
+		res := runBFS(context.Background(), m, checker.BFSOptions{Exhaustive: true, MaxMemory: uint64(c.budget), Symmetry: model.SymWorkers,
+			Progress: func(checker.BFSProgress) { seen = append(seen, debug.SetMemoryLimit(-1)) }})
+		if res.Stopped != checker.StopComplete || len(seen) == 0 {
+			t.Fatalf("%+v: stopped %q, %d progress reports", c, res.Stopped, len(seen))
+		}
+		for _, l := range seen {
+			if l != c.during {
+				t.Fatalf("%+v: memory limit %d during the search, want %d", c, l, c.during)
+			}
+		}
+		if l := debug.SetMemoryLimit(-1); l != c.before {
+			t.Errorf("%+v: memory limit %d after the search, want %d as before", c, l, c.before)
+		}
 	}
 }

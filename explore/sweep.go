@@ -234,7 +234,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		return nil, usageError{err}
 	}
 	want := spec.SetOf(invs...)
-	res := checker.BFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
+	res := runBFS(ctx, m, checker.BFSOptions{Exhaustive: true, MaxStates: b.MaxStates, MaxDepth: b.Depth, MaxMemory: b.MaxMemory,
 		Symmetry: model.SymWorkers | model.SymResources, Reduce: b.Reduce})
 	if res.Err != nil { // a level spilled at the memory budget could not be written or read
 		return nil, res.Err
