@@ -62,23 +62,28 @@ func TestSearchMaxMemoryFlag(t *testing.T) {
 }
 
 // TestRunBFSHoldsMemoryLimit: while a search with a memory budget runs, the
-// Go runtime's memory limit is the budget, or a lower limit already in
-// force; after it, the limit is what it was; a search with no budget leaves
-// the limit alone.
+// Go runtime's memory limit is the budget and a sixteenth, or a lower limit
+// already in force; after it, the limit is what it was; a search with no
+// budget leaves the limit alone.
 func TestRunBFSHoldsMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	m, err := designs.Reference.Machine(model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ before, budget, during int64 }{
-		{math.MaxInt64, 256 << 20, 256 << 20},
-		{128 << 20, 256 << 20, 128 << 20}, // GOMEMLIMIT lower than the budget
-		{1 << 40, 0, 1 << 40},             // no budget
+	for _, c := range []struct {
+		before int64
+		budget uint64
+		during int64
+	}{
+		{math.MaxInt64, 256 << 20, 272 << 20},
+		{128 << 20, 256 << 20, 128 << 20},              // GOMEMLIMIT lower than the budget
+		{1 << 40, 0, 1 << 40},                          // no budget
+		{math.MaxInt64, math.MaxUint64, math.MaxInt64}, // a budget beyond any limit
 	} {
 		debug.SetMemoryLimit(c.before)
 		var seen []int64
-		res := runBFS(context.Background(), m, checker.BFSOptions{Exhaustive: true, MaxMemory: uint64(c.budget), Symmetry: model.SymWorkers,
+		res := runBFS(context.Background(), m, checker.BFSOptions{Exhaustive: true, MaxMemory: c.budget, Symmetry: model.SymWorkers,
 			Progress: func(checker.BFSProgress) { seen = append(seen, debug.SetMemoryLimit(-1)) }})
 		if res.Stopped != checker.StopComplete || len(seen) == 0 {
 			t.Fatalf("%+v: stopped %q, %d progress reports", c, res.Stopped, len(seen))
