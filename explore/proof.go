@@ -184,11 +184,11 @@ func (p *proof) print(w io.Writer) {
 // expanded; with some, the search judged the transitions out of the states
 // it stored and expanded, and the reductions stand for the rest.
 func (p *proof) within() string {
+	r := p.Reductions
 	where := "reachable within the bounds"
-	if r := p.Reductions; r.DepthCut {
+	if r.DepthCut {
 		where = fmt.Sprintf("within depth %d", r.DepthBound)
 	}
-	r := p.Reductions
 	if len(r.Steps) == 0 && r.Subsumed == 0 {
 		return fmt.Sprintf("every one of the %d states %s (%d without symmetry)", p.states, where, p.unreduced)
 	}
