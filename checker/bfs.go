@@ -608,8 +608,11 @@ func (b *bfs) simulatedStored(e *expander, key []byte, probes *uint64) bool {
 			panic(err) // the arena holds what Encode wrote
 		}
 	}
-	e.skey = append(e.skey[:0], key...) // LessSpent edits it; key is shared
-	return b.simulatedBy(e, &e.s, e.skey, func(k []byte) bool {
+	if b.budgets {
+		e.skey = append(e.skey[:0], key...) // LessSpent edits it; key is shared
+		key = e.skey
+	}
+	return b.simulatedBy(e, &e.s, key, func(k []byte) bool {
 		*probes++
 		return b.seen.has(k, hashKey(k))
 	})
