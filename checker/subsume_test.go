@@ -12,21 +12,26 @@ import (
 	"github.com/fencecheck/fencecheck/spec"
 )
 
-// TestSimulatingStatesCoverFullSearch checks ReduceBudgets' and
-// ReduceAges' leaving-out against brute force, with no regard to
-// verdicts: every state a full breadth-first search reaches within a depth
-// must be matched by a state the reduced search stored no deeper that is
-// the same state with no more of any fault budget spent, requests no
-// older and ghost deadlines no earlier (simulates, below). That is what
-// makes the reduced search find every violation as soon (the proofs of
-// the two reductions), and it holds of a sound search whether or not the
-// bounds have a violation that a missing state would hide: marking a
-// level's states as subsumed, or leaving out a successor, with no state
-// that simulates it stored fails it where the comparisons of verdicts in
+// TestSimulatingStatesCoverFullSearch checks the reductions that rest on
+// a simulation — ReducePauses, ReduceDeadReplies, ReduceBudgets and
+// ReduceAges, together — against brute force, with no regard to verdicts:
+// every state a full breadth-first search reaches within a depth must be
+// matched by a state the reduced search stored no deeper that is the same
+// state with no more of any fault budget spent, requests no older, ghost
+// deadlines no earlier, fewer dead replies in flight and workers running
+// that are paused (simulates, below). That is what makes the reduced
+// search find every violation as soon (the proofs of the reductions), and
+// it holds of a sound search whether or not the bounds have a violation
+// that a missing state would hide: leaving out a step, marking a level's
+// states as subsumed or leaving out a successor with no state that
+// simulates it stored fails it where the comparisons of verdicts in
 // TestReductionsSound may not (they found a search that marked states
 // whose younger copy was not stored as sound as the full one). The
 // reduced search's stored states are rebuilt from its path store; the full
 // search is a map of model.State values, with no encoding of ours.
+// (ReduceTimers is a bisimulation, checked by the model's
+// TestNormalizeIsBisimulation; ReduceReads strikes whole reads from a run,
+// which no relation between two states states.)
 func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 	for _, k := range []struct {
 		design string
@@ -42,9 +47,9 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newMachine(t, k.c, v.Design)
-		r := model.ReduceBudgets | model.ReduceAges
+		r := model.ReducePauses | model.ReduceDeadReplies | model.ReduceBudgets | model.ReduceAges
 		if m.Applies(r) != r {
-			t.Fatalf("%s: budgets and ages do not both apply", k.design)
+			t.Fatalf("%s: not every reduction of %s applies", k.design, r)
 		}
 		full := fullDepths(m, k.depth)
 
@@ -132,15 +137,24 @@ func storedStates(b *bfs) []storedState {
 	return out
 }
 
-// skeleton is s with what simulates may lower or raise zeroed: the fault
-// budgets spent, the ages of requests and the ghost deadlines a holder may
-// count on, the messages sorted again.
+// skeleton is s with what simulates may lower, raise or leave out zeroed:
+// the fault budgets spent, the ages of requests, the ghost deadlines a
+// holder may count on, the workers' pauses; its dead replies left out, the
+// other messages sorted again.
 func skeleton(s *model.State) model.State {
 	k := *s
 	k.Drops, k.Dups, k.Crashes, k.Restarts, k.Forged, k.SinkRestarts = 0, 0, 0, 0, 0, 0
-	for i := range k.Msgs[:k.NMsgs] {
-		k.Msgs[i].Age = 0
+	for w := range k.Workers {
+		k.Workers[w].Paused = false
 	}
+	live := k.Msgs[:0]
+	for _, msg := range k.Msgs[:k.NMsgs] {
+		if !dead(msg) {
+			live = append(live, withAge(msg, 0))
+		}
+	}
+	k.Msgs, k.NMsgs = [model.MaxMsgs]model.Msg{}, uint8(len(live))
+	copy(k.Msgs[:], live)
 	slices.SortFunc(k.Msgs[:k.NMsgs], compareMsgs)
 	for c := range k.Coord {
 		for r := range k.Coord[c].Wait {
@@ -157,11 +171,18 @@ func skeleton(s *model.State) model.State {
 
 // simulates reports whether v, of u's skeleton, is u with no more of any
 // fault budget spent, requests no older (its messages matched to u's with
-// the same other fields; waiting acquires) and ghost deadlines no earlier.
+// the same other fields; waiting acquires), ghost deadlines no earlier,
+// some of its dead replies not in flight and some of its paused workers
+// running.
 func simulates(v, u *model.State) bool {
 	if v.Drops > u.Drops || v.Dups > u.Dups || v.Crashes > u.Crashes || v.Restarts > u.Restarts ||
 		v.Forged > u.Forged || v.SinkRestarts > u.SinkRestarts {
 		return false
+	}
+	for w := range v.Workers {
+		if v.Workers[w].Paused && !u.Workers[w].Paused {
+			return false
+		}
 	}
 	for c := range v.Coord {
 		for r := range v.Coord[c].Wait {
@@ -177,9 +198,10 @@ func simulates(v, u *model.State) bool {
 			}
 		}
 	}
-	// Sorted by their other fields, then by age, equal messages pair the
-	// youngest with the youngest: a matching exists exactly when this one
-	// makes every age of v no larger.
+	// Of each kind of message (its fields but its age), v has as many as
+	// u, or no more if they are dead replies. Sorted by age, v's pair with
+	// u's youngest, the youngest with the youngest: a matching exists
+	// exactly when this one makes every age of v no larger.
 	vm, um := slices.Clone(v.Msgs[:v.NMsgs]), slices.Clone(u.Msgs[:u.NMsgs])
 	byContent := func(p, q model.Msg) int {
 		if c := compareMsgs(withAge(p, 0), withAge(q, 0)); c != 0 {
@@ -189,12 +211,43 @@ func simulates(v, u *model.State) bool {
 	}
 	slices.SortFunc(vm, byContent)
 	slices.SortFunc(um, byContent)
-	for i := range vm {
-		if vm[i].Age > um[i].Age {
+	for i, j := 0, 0; i < len(vm) || j < len(um); {
+		var kind model.Msg // the next kind in either
+		switch {
+		case i == len(vm):
+			kind = withAge(um[j], 0)
+		case j == len(um) || compareMsgs(withAge(vm[i], 0), withAge(um[j], 0)) < 0:
+			kind = withAge(vm[i], 0)
+		default:
+			kind = withAge(um[j], 0)
+		}
+		ni, nj := i, j
+		for ni < len(vm) && withAge(vm[ni], 0) == kind {
+			ni++
+		}
+		for nj < len(um) && withAge(um[nj], 0) == kind {
+			nj++
+		}
+		if n, m := ni-i, nj-j; n > m || n < m && !dead(kind) {
 			return false
 		}
+		for x := range ni - i {
+			if vm[i+x].Age > um[j+x].Age {
+				return false
+			}
+		}
+		i, j = ni, nj
 	}
 	return true
+}
+
+// dead reports whether m is a reply its worker no longer waits for.
+func dead(m model.Msg) bool {
+	switch m.Kind {
+	case model.AcquireRep, model.RenewRep, model.ReleaseRep, model.WriteRep, model.ReadRep:
+		return !m.Live
+	}
+	return false
 }
 
 func withAge(m model.Msg, age uint8) model.Msg {

@@ -22,7 +22,9 @@ import (
 //
 // The proofs are in the doc comments of the constants; the tests compare
 // reduced and full searches of every built-in design (checker's
-// TestReductionsSound).
+// TestReductionsSound), and check that every state a full search reaches
+// is simulated by one the reduced search stored no deeper (checker's
+// TestSimulatingStatesCoverFullSearch).
 type Reduction uint8
 
 // The reductions.
