@@ -570,25 +570,19 @@ func (b *bfs) subsume(ctx context.Context, n int) string {
 			}
 			first = lo
 		}
-		var next atomic.Int64
-		next.Store(int64(lo))
-		b.parallel(min(b.gor, hi-lo), func(e *expander, g int) {
+		b.eachChunk(ctx, lo, hi, func(e *expander, k int) bool {
 			var p, c uint64
-			for k := int(next.Add(1) - 1); k < hi && ctx.Err() == nil; k = int(next.Add(1) - 1) {
-				states := min(chunkStates, n-k*chunkStates)
-				for i := range states {
-					if b.simulatedStored(e, b.key(b.cur[(k-first)*chunkStates+i]), &p) {
-						b.skip[k] |= 1 << i // a word per chunk: no two goroutines write one
-						c++
-					}
-				}
-				b.marked.Add(uint64(states))
-				if g == 0 {
-					b.tick()
+			states := min(chunkStates, n-k*chunkStates)
+			for i := range states {
+				if b.simulatedStored(e, b.key(b.cur[(k-first)*chunkStates+i]), &p) {
+					b.skip[k] |= 1 << i // a word per chunk: no two goroutines write one
+					c++
 				}
 			}
 			probes.Add(p)
 			marked.Add(c)
+			b.marked.Add(uint64(states))
+			return true
 		})
 		if ctx.Err() != nil {
 			return StopCancelled // the level's marks are incomplete: it is not expanded
@@ -644,6 +638,26 @@ func (b *bfs) startLevel() {
 	}
 }
 
+// eachChunk calls f(e, k) for every chunk k in [lo, hi) of the current
+// level, on up to b.gor goroutines, each taking the next chunk not yet
+// taken and calling f with its expander; the first goroutine reports
+// progress after each of its chunks. A goroutine stops taking chunks when
+// ctx is done or f returns false.
+func (b *bfs) eachChunk(ctx context.Context, lo, hi int, f func(e *expander, k int) bool) {
+	var next atomic.Int64
+	next.Store(int64(lo))
+	b.parallel(min(b.gor, hi-lo), func(e *expander, g int) {
+		for k := int(next.Add(1) - 1); k < hi && ctx.Err() == nil; k = int(next.Add(1) - 1) {
+			if !f(e, k) {
+				return
+			}
+			if g == 0 {
+				b.tick()
+			}
+		}
+	})
+}
+
 // expandBatch expands chunks [lo, hi) of the current level into b.outs, in
 // parallel, and returns the first chunk with a stop violation, or hi.
 func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
@@ -652,31 +666,23 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 		b.outs = make([]chunkOut, batchChunks)
 	}
 	b.outs = b.outs[:hi-lo]
-	next := atomic.Int64{}
-	next.Store(int64(lo))
 	var first atomic.Int64 // the least chunk with a stop violation
 	first.Store(int64(hi))
-	work := func(e *expander, lead bool) {
-		for {
-			k := next.Add(1) - 1
-			if k >= int64(hi) || k > first.Load() || ctx.Err() != nil {
-				return
-			}
-			out := &b.outs[k-int64(lo)]
-			b.expandChunk(e, int(k), out)
-			for out.stop.ok {
-				f := first.Load()
-				if k >= f || first.CompareAndSwap(f, k) {
-					break
-				}
-			}
-			b.expanded.Add(uint64(min(chunkStates, n-int(k)*chunkStates)))
-			if lead {
-				b.tick()
+	b.eachChunk(ctx, lo, hi, func(e *expander, k int) bool {
+		if int64(k) > first.Load() {
+			return false // a chunk before it stops the search
+		}
+		out := &b.outs[k-lo]
+		b.expandChunk(e, k, out)
+		for out.stop.ok {
+			f := first.Load()
+			if int64(k) >= f || first.CompareAndSwap(f, int64(k)) {
+				break
 			}
 		}
-	}
-	b.parallel(min(b.gor, hi-lo), func(e *expander, i int) { work(e, i == 0) })
+		b.expanded.Add(uint64(min(chunkStates, n-k*chunkStates)))
+		return true
+	})
 	var front, used uint64
 	for k := range b.outs {
 		used += uint64(len(b.outs[k].keys)) + uint64(len(b.outs[k].cands))*candSize
