@@ -20,19 +20,19 @@ import (
 // renaming of the workers, by a state the reduced search stored no deeper
 // that is the same state with no more of any fault budget spent, requests
 // no older, ghost deadlines no earlier, fewer dead replies in flight and
-// workers running that are paused (simulates, below). That is what makes the reduced
-// search find every violation as soon (the proofs of the reductions), and
-// it holds of a sound search whether or not the bounds have a violation
-// that a missing state would hide: leaving out a step, marking a level's
-// states as subsumed or leaving out a successor with no state that
-// simulates it stored fails it where the comparisons of verdicts in
-// TestReductionsSound may not (they found a search that marked states
-// whose younger copy was not stored as sound as the full one). The
+// workers running that are paused (simulates, below). That is what makes
+// the reduced search find every violation as soon (the proofs of the
+// reductions), and it holds of a sound search whether or not the bounds
+// have a violation that a missing state would hide: leaving out a step,
+// marking a level's states as subsumed or leaving out a successor with no
+// state that simulates it stored fails it where the comparisons of
+// verdicts in TestReductionsSound may not (they found a search that marked
+// states whose younger copy was not stored as sound as the full one). The
 // reduced search's stored states are rebuilt from its path store; the full
 // search is a map of model.State values, with no encoding of ours.
 // (ReduceTimers' cut is checked to be a bisimulation by the model's
 // TestNormalizeIsBisimulation; ReduceReads strikes whole reads from a run,
-// which no relation between two states states.)
+// which no relation between two single states expresses.)
 func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 	for _, k := range []struct {
 		design string
