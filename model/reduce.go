@@ -22,9 +22,10 @@ import (
 //
 // The proofs are in the doc comments of the constants; the tests compare
 // reduced and full searches of every built-in design (checker's
-// TestReductionsSound), and check that every state a full search reaches
-// is simulated by one the reduced search stored no deeper (checker's
-// TestSimulatingStatesCoverFullSearch).
+// TestReductionsSound), check that the machine without reads simulates the
+// machine with them (TestStrikingReadsIsASimulation), and that every state
+// a full search without reads reaches is simulated by one the reduced
+// search stored no deeper (checker's TestSimulatingStatesCoverFullSearch).
 type Reduction uint8
 
 // The reductions.
