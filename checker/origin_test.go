@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/simulation"
 	"github.com/fencecheck/fencecheck/model"
 )
 
@@ -49,7 +50,7 @@ func TestStatesDifferInFlight(t *testing.T) {
 			for i := range s.Msgs[:s.NMsgs] {
 				f(&s.Msgs[i])
 			}
-			slices.SortFunc(s.Msgs[:s.NMsgs], compareMsgs)
+			slices.SortFunc(s.Msgs[:s.NMsgs], simulation.CompareMsgs)
 		}
 	}
 	parts := []struct {

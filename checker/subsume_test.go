@@ -1,13 +1,11 @@
 package checker
 
 import (
-	"bytes"
 	"context"
-	"slices"
 	"testing"
-	"unsafe"
 
 	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/internal/simulation"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -20,7 +18,7 @@ import (
 // workers, by a state the reduced search stored no deeper that is the same
 // state with no more of any fault budget spent, requests no older, ghost
 // deadlines no earlier, fewer dead replies in flight and workers running
-// that are paused (simulates, below). The full search leaves reads out
+// that are paused (simulation.Simulates). The full search leaves reads out
 // because ReduceReads strikes whole reads from a run, which no relation
 // between two single states expresses; the model's
 // TestStrikingReadsIsASimulation checks, by brute force too, that the
@@ -68,7 +66,7 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 		}
 		bySkeleton := map[model.State][]int{}
 		for i, s := range stored {
-			bySkeleton[skeleton(&s.State)] = append(bySkeleton[skeleton(&s.State)], i)
+			bySkeleton[simulation.Skeleton(&s.State)] = append(bySkeleton[simulation.Skeleton(&s.State)], i)
 		}
 		perms := workerPerms(k.c.Workers)
 		exact := 0
@@ -77,8 +75,8 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			found := false
 			for _, p := range perms {
 				pu := m.Permute(&u, &p)
-				for _, i := range bySkeleton[skeleton(&pu)] {
-					if s := &stored[i]; s.depth <= d && simulates(&s.State, &pu) {
+				for _, i := range bySkeleton[simulation.Skeleton(&pu)] {
+					if s := &stored[i]; s.depth <= d && simulation.Simulates(&s.State, &pu) {
 						found = true
 						exact += boolInt(s.State == pu)
 						break
@@ -174,130 +172,6 @@ func workerPerms(n int) []model.Perm {
 	}
 	gen(model.Identity(), 0)
 	return out
-}
-
-// skeleton is s with what simulates may lower, raise or leave out zeroed:
-// the fault budgets spent, the ages of requests, the ghost deadlines a
-// holder may count on, the workers' pauses; its dead replies left out, the
-// other messages sorted again.
-func skeleton(s *model.State) model.State {
-	k := *s
-	k.Drops, k.Dups, k.Crashes, k.Restarts, k.Forged, k.SinkRestarts = 0, 0, 0, 0, 0, 0
-	for w := range k.Workers {
-		k.Workers[w].Paused = false
-	}
-	live := k.Msgs[:0]
-	for _, msg := range k.Msgs[:k.NMsgs] {
-		if !dead(msg) {
-			live = append(live, withAge(msg, 0))
-		}
-	}
-	k.Msgs, k.NMsgs = [model.MaxMsgs]model.Msg{}, uint8(len(live))
-	copy(k.Msgs[:], live)
-	slices.SortFunc(k.Msgs[:k.NMsgs], compareMsgs)
-	for c := range k.Coord {
-		for r := range k.Coord[c].Wait {
-			k.Coord[c].Wait[r].Age = 0
-		}
-	}
-	for r := range k.Ghost {
-		for g := range k.Ghost[r].Grant {
-			k.Ghost[r].Grant[g].Early = 0
-		}
-	}
-	return k
-}
-
-// simulates reports whether v, of u's skeleton, is u with no more of any
-// fault budget spent, requests no older (its messages matched to u's with
-// the same other fields; waiting acquires), ghost deadlines no earlier,
-// some of its dead replies not in flight and some of its paused workers
-// running.
-func simulates(v, u *model.State) bool {
-	if v.Drops > u.Drops || v.Dups > u.Dups || v.Crashes > u.Crashes || v.Restarts > u.Restarts ||
-		v.Forged > u.Forged || v.SinkRestarts > u.SinkRestarts {
-		return false
-	}
-	for w := range v.Workers {
-		if v.Workers[w].Paused && !u.Workers[w].Paused {
-			return false
-		}
-	}
-	for c := range v.Coord {
-		for r := range v.Coord[c].Wait {
-			if v.Coord[c].Wait[r].Age > u.Coord[c].Wait[r].Age {
-				return false
-			}
-		}
-	}
-	for r := range v.Ghost {
-		for g := range v.Ghost[r].Grant {
-			if v.Ghost[r].Grant[g].Early < u.Ghost[r].Grant[g].Early {
-				return false
-			}
-		}
-	}
-	// Of each kind of message (its fields but its age), v has as many as
-	// u, or no more if they are dead replies. Sorted by age, v's pair with
-	// u's youngest, the youngest with the youngest: a matching exists
-	// exactly when this one makes every age of v no larger.
-	vm, um := slices.Clone(v.Msgs[:v.NMsgs]), slices.Clone(u.Msgs[:u.NMsgs])
-	byContent := func(p, q model.Msg) int {
-		if c := compareMsgs(withAge(p, 0), withAge(q, 0)); c != 0 {
-			return c
-		}
-		return int(p.Age) - int(q.Age)
-	}
-	slices.SortFunc(vm, byContent)
-	slices.SortFunc(um, byContent)
-	for i, j := 0, 0; i < len(vm) || j < len(um); {
-		var kind model.Msg // the next kind in either
-		switch {
-		case i == len(vm):
-			kind = withAge(um[j], 0)
-		case j == len(um) || compareMsgs(withAge(vm[i], 0), withAge(um[j], 0)) < 0:
-			kind = withAge(vm[i], 0)
-		default:
-			kind = withAge(um[j], 0)
-		}
-		ni, nj := i, j
-		for ni < len(vm) && withAge(vm[ni], 0) == kind {
-			ni++
-		}
-		for nj < len(um) && withAge(um[nj], 0) == kind {
-			nj++
-		}
-		if n, m := ni-i, nj-j; n > m || n < m && !dead(kind) {
-			return false
-		}
-		for x := range ni - i {
-			if vm[i+x].Age > um[j+x].Age {
-				return false
-			}
-		}
-		i, j = ni, nj
-	}
-	return true
-}
-
-// dead reports whether m is a reply its worker no longer waits for.
-func dead(m model.Msg) bool {
-	switch m.Kind {
-	case model.AcquireRep, model.RenewRep, model.ReleaseRep, model.WriteRep, model.ReadRep:
-		return !m.Live
-	}
-	return false
-}
-
-func withAge(m model.Msg, age uint8) model.Msg {
-	m.Age = age
-	return m
-}
-
-// compareMsgs orders messages by their bytes.
-func compareMsgs(p, q model.Msg) int {
-	return bytes.Compare(unsafe.Slice((*byte)(unsafe.Pointer(&p)), unsafe.Sizeof(p)),
-		unsafe.Slice((*byte)(unsafe.Pointer(&q)), unsafe.Sizeof(q)))
 }
 
 func boolInt(b bool) int {

@@ -1,10 +1,9 @@
 package model_test
 
 import (
-	"bytes"
-	"slices"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/simulation"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -268,61 +267,19 @@ func matched(m *model.Machine, u, v *model.State, a model.Action, acts []model.A
 
 // younger reports whether v is u with requests no older (messages in flight
 // matched by their other fields, waiting acquires) and ghost deadlines a
-// holder may count on no earlier, and nothing else different.
+// holder may count on no earlier, and nothing else different: a state that
+// simulates u with the same budgets spent, workers paused and messages in
+// flight.
 func younger(v, u *model.State) bool {
-	x, y := *v, *u
-	for r := range x.Ghost {
-		for i := range x.Ghost[r].Grant {
-			if x.Ghost[r].Grant[i].Early < y.Ghost[r].Grant[i].Early {
-				return false
-			}
-			x.Ghost[r].Grant[i].Early = y.Ghost[r].Grant[i].Early
-		}
-	}
-	for c := range x.Coord {
-		for r := range x.Coord[c].Wait {
-			if x.Coord[c].Wait[r].Age > y.Coord[c].Wait[r].Age {
-				return false
-			}
-			x.Coord[c].Wait[r].Age = y.Coord[c].Wait[r].Age
-		}
-	}
-	if x.NMsgs != y.NMsgs {
-		return false
-	}
-	// Sorted by their other fields, then by age, equal messages pair the
-	// youngest with the youngest: a matching exists exactly when this one
-	// makes every age of v no larger.
-	byContent := func(s *model.State) []model.Msg {
-		ms := slices.Clone(s.Msgs[:s.NMsgs])
-		slices.SortFunc(ms, func(p, q model.Msg) int {
-			a, b := content(p), content(q)
-			if c := bytes.Compare(a[:], b[:]); c != 0 {
-				return c
-			}
-			return int(p.Age) - int(q.Age)
-		})
-		return ms
-	}
-	vm, um := byContent(&x), byContent(&y)
-	for i := range vm {
-		if vm[i].Age > um[i].Age {
-			return false
-		}
-		if vm[i].Age = um[i].Age; vm[i] != um[i] {
-			return false
-		}
-	}
-	x.Msgs = y.Msgs
-	return x == y
+	return simulation.Simulates(v, u) && v.NMsgs == u.NMsgs &&
+		v.Drops == u.Drops && v.Dups == u.Dups && v.Crashes == u.Crashes && v.Restarts == u.Restarts &&
+		v.Forged == u.Forged && v.SinkRestarts == u.SinkRestarts && pauses(v) == pauses(u)
 }
 
-// content is a message's fields but its age.
-func content(m model.Msg) [15]byte {
-	live := byte(0)
-	if m.Live {
-		live = 1
+// pauses is which workers are paused.
+func pauses(s *model.State) (p [model.MaxWorkers]bool) {
+	for w := range s.Workers {
+		p[w] = s.Workers[w].Paused
 	}
-	return [15]byte{m.Kind, m.Worker, m.Res, m.Replica, m.Inc, m.Token, m.Req, m.Grant, m.Code, m.PW, m.PT,
-		byte(m.Skew), live, m.Key, m.U}
+	return p
 }
