@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
@@ -107,24 +108,34 @@ func TestReductionsSoundComplete(t *testing.T) {
 	}
 }
 
-// TestForgeryOfAGrantedToken: a restart that loses a grant in progress
-// makes the sink's fence skip a number, so the "bigger than any grant"
-// forgery can be the token of the newest grant; the sink cannot tell it
-// from the holder's, and it is judged as that grant's write, not as a
-// stale one (the reduced search found this at depth 20, where the full
-// search never got within its memory).
-func TestForgeryOfAGrantedToken(t *testing.T) {
-	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Dups: 1,
+// TestForgeryGuessesNoToken: a coordinator restart that loses a grant in
+// progress makes the sink's fence skip a number, so a token counted from
+// the grants alone (grants × resources + 1, the forged token before) is one
+// a later grant carries. A search of {workers 2, ttl 2, ops 3, grants 3,
+// inFlight 2} with every fault kind found the reference "violating"
+// fencing with that guess: the worker holding the first grant forged
+// token 4, the sink advanced its fence to 4 for the third grant, and took
+// the forged write before the grant was made, which the judge, seeing no
+// grant with token 4, took for the first grant's stale write. No fence can
+// tell a guessed token from the holder's, so the forged token is now
+// Config.MaxToken+1, above every token the run can grant
+// (TestTokensWithinMaxToken). The same run, forging that token instead,
+// has the sink reject the write and no violation.
+func TestForgeryGuessesNoToken(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 3, InFlight: 2, Drops: 1, Dups: 1,
 		Crashes: 1, Restarts: 1, Forgeries: 1}
 	m := newMachine(t, c, model.Design{})
-	trace := []string{"acquire w=0 r=0 c=0", "retry w=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live",
-		"restart c=0", "tick", "tick", "deliver acquire-req w=0 r=0 inc=1 req=1 age=2 live",
-		"deliver advance-req w=0 r=0 req=1", "deliver advance-req w=0 r=0 req=2",
-		"deliver advance-rep w=0 r=0 tok=2 req=2", "tick", "tick",
-		"deliver acquire-rep w=0 r=0 inc=1 tok=2 req=1 g=1 code=1 live", "acquire w=1 r=0 c=0",
-		"deliver acquire-req w=1 r=0 inc=1 req=1 live", "deliver advance-req w=0 r=0 req=3",
-		"deliver advance-rep w=0 r=0 tok=3 req=3", "deliver acquire-rep w=1 r=0 inc=1 tok=3 req=1 g=2 code=1 live",
-		"forge w=0 tok=3", "deliver write-req w=0 r=0 inc=1 tok=3 g=1 pw=1 pt=3 live"}
+	forged := fmt.Sprintf("tok=%d", c.MaxToken()+1)
+	trace := []string{"acquire w=0 r=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live", "restart c=0", "tick", "tick",
+		"retry w=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live", "deliver advance-req w=0 r=0 req=1",
+		"deliver advance-req w=0 r=0 req=2", "deliver advance-rep w=0 r=0 tok=1 req=1",
+		"deliver advance-rep w=0 r=0 tok=2 req=2", "tick", "tick", "acquire w=1 r=0 c=0",
+		"deliver acquire-req w=1 r=0 inc=1 req=1 live", "deliver acquire-rep w=0 r=0 inc=1 tok=2 req=1 g=1 code=1 live",
+		"forge w=0 " + forged, "deliver advance-req w=0 r=0 req=3", "deliver advance-rep w=0 r=0 tok=3 req=3",
+		"deliver acquire-rep w=1 r=0 inc=1 tok=3 req=1 g=2 code=1 live", "release w=1 c=0",
+		"deliver release-req w=1 r=0 inc=1 tok=3 g=2 live", "deliver release-rep w=1 r=0 inc=1 code=1 live",
+		"acquire w=1 r=0 c=0", "deliver acquire-req w=1 r=0 inc=1 req=2 live", "deliver advance-req w=0 r=0 req=4",
+		"deliver write-req w=0 r=0 inc=1 " + forged + " g=1 pw=1 pt=" + strings.TrimPrefix(forged, "tok=") + " live"}
 	acts := make([]model.Action, len(trace))
 	for i, s := range trace {
 		a, err := model.ParseAction(s)
@@ -137,11 +148,14 @@ func TestForgeryOfAGrantedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := run.State.Sink.NResults; got != 1 {
-		t.Fatalf("the forged write was not accepted (%d results): the trace no longer reaches the case", got)
+	if fence := run.State.Sink.Fence[0]; fence != 4 {
+		t.Fatalf("the fence is %d, not the third grant's 4: the trace no longer skips a number", fence)
+	}
+	if got := run.State.Sink.NResults; got != 0 {
+		t.Errorf("the forged write was accepted (%d results)", got)
 	}
 	if judged.Has(spec.Fencing) {
-		t.Errorf("a forgery of the newest grant's token judged a stale write: %v", judged.IDs())
+		t.Errorf("a forgery judged a stale write: %v", judged.IDs())
 	}
 }
 

@@ -55,6 +55,26 @@ func DefaultConfig() Config {
 		InFlight: 3, Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 2, SinkRestarts: 1}
 }
 
+// MaxToken bounds the tokens a fence or a token counter can reach in a run
+// under c, when each advance of a fence and each step of a counter raises
+// it by one at most, as the reference's rules and every built-in design's
+// do: one per grant; for each coordinator restart, one more per resource
+// (the restart loses a grant in progress whose fence has moved, and the
+// retry moves it again); for each sink restart, one more per replica and
+// resource (a sink that forgets the advance it applied last applies a
+// retry of it again); one per release (designs whose release advances the
+// fence); one per duplicated message. A forged write's "bigger than any
+// grant" token is MaxToken+1, so that it is never a token the run grants
+// later: no fence could tell that guess from the holder's token. A design
+// whose rules raise a token by more than one may exceed the bound.
+func (c Config) MaxToken() int {
+	return c.Resources*(c.Grants+c.Restarts) + c.Replicas*c.Resources*c.SinkRestarts + c.Workers*c.Ops + c.Dups
+}
+
+// maxTokenLimit keeps tokens within a byte: a sink that takes a forged
+// token (MaxToken+1) as its fence may advance it MaxToken times more.
+const maxTokenLimit = 127
+
 // Validate reports the first bound out of range.
 func (c Config) Validate() error {
 	check := func(name string, v, lo, hi int) error {
@@ -80,5 +100,14 @@ func (c Config) Validate() error {
 		check("sinkRestarts", c.SinkRestarts, 0, 100),
 		check("delay", c.Delay, 0, 30),
 		check("pause", c.Pause, 0, 30),
+		c.checkTokens(),
 	)
+}
+
+// checkTokens reports a config whose tokens may not fit a byte.
+func (c Config) checkTokens() error {
+	if n := c.MaxToken(); n > maxTokenLimit {
+		return fmt.Errorf("config allows tokens up to %d (resources×(grants+restarts) + replicas×resources×sinkRestarts + workers×ops + dups), above %d: a token is a byte", n, maxTokenLimit)
+	}
+	return nil
 }

@@ -88,7 +88,8 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 }
 
 // forgeries appends worker w's forged writes: a token bigger than any
-// grant, and one below the token it holds (a number granted before). A
+// the run can grant (forgedToken), and one below the token it holds (a
+// number granted before). A
 // forgery equal to a token in use is not tried: it is the token itself, and
 // no fence can tell it from the holder's (tokens that must not be guessed
 // need authentication, which is outside the protocol).
@@ -132,8 +133,9 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 	return true
 }
 
-// forgedToken is bigger than any token a coordinator can grant.
-func (m *Machine) forgedToken() uint8 { return uint8(m.Config.Grants*m.Config.Resources + 1) }
+// forgedToken is bigger than any token a coordinator can grant
+// (Config.MaxToken).
+func (m *Machine) forgedToken() uint8 { return uint8(m.Config.MaxToken() + 1) }
 
 // ageCap is the age beyond which a request's age changes no decision, nor
 // (Config.Delay) whether time may pass.
