@@ -89,10 +89,10 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 
 // forgeries appends worker w's forged writes: a token bigger than any
 // the run can grant (forgedToken), and one below the token it holds (a
-// number granted before). A
-// forgery equal to a token in use is not tried: it is the token itself, and
-// no fence can tell it from the holder's (tokens that must not be guessed
-// need authentication, which is outside the protocol).
+// number granted before). A forgery equal to a token in use is not tried:
+// it is the token itself, and no fence can tell it from the holder's
+// (tokens that must not be guessed need authentication, which is outside
+// the protocol).
 func (m *Machine) forgeries(buf []Action, w, held uint8) []Action {
 	buf = append(buf, Action{Kind: Forge, Worker: w, Token: m.forgedToken()})
 	if held > 1 {
