@@ -30,7 +30,7 @@ var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Op
 // hash-compact: proofConfig with one takeover and a lost message (12.8M
 // states, about 25 s); and every kind of fault at once — a lost and a
 // duplicated message, a worker crash, a coordinator restart, a forged
-// token — with two operations per worker (13.8M states, about 45 s).
+// token — with two operations per worker (13.7M states, about 40 s).
 var largeConfigs = []model.Config{
 	{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 2, Drops: 1, Restarts: 1},
 	{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Dups: 1, Crashes: 1,
