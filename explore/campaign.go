@@ -53,11 +53,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	out := fs.String("out", "explore-out", "folder for counterexamples")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before every run is done is incomplete (exit 3)")
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	if err := opt.Config.Validate(); err != nil {
 		return 0, usageError{err}
@@ -236,11 +233,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	live := livenessFlags(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the counterexample")
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	if *name == "" {
 		return 0, usagef("--variant is required: name the variant to search (explore variants lists them)")

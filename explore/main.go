@@ -224,6 +224,18 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 // helps holds each verb's help printer (one verb runs per process).
 var helps = map[*flag.FlagSet]func(){}
 
+// parseFlags is parse for a verb that takes no positional argument: one
+// is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	return nil
+}
+
 // parse parses flags, mapping errors to usage errors (and --help to ErrHelp).
 // Flags may come after the positional arguments (explore viz FILE -o OUT),
 // which are then in fs.Args().

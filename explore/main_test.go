@@ -132,6 +132,10 @@ func TestUsageErrors(t *testing.T) {
 		{"search", "--variant", "reference", "--mode", "dfs"},
 		{"check", "/does/not/exist.jsonl"},
 		{"campaign", "--workers", "9"},
+		{"campaign", "extra"},
+		{"variants", "extra"},
+		{"invariants", "x", "y"},
+		{"search", "--variant", "reference", "extra"},
 	} {
 		if code, _, stderr := explore(t, args...); code != 2 || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, stderr)

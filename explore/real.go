@@ -51,11 +51,8 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
 	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule: the real length of one model tick")
 	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	switch {
 	case !slices.Contains(realdb.LeaseKinds, cfg.Lease):

@@ -80,11 +80,8 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	reduce := reduceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
 	out := fs.String("out", "explore-out", "folder for the heat map and the counterexamples (OUT/sweep/VARIANT/)")
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	if *name == "" {
 		return 0, usagef("--variant is required: name the design to sweep")

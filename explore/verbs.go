@@ -40,7 +40,7 @@ type variantRow struct {
 
 func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("variants", "", "List the built-in variants: name, what it changes, what it is expected to violate.", stdout)
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
 	var rows []variantRow
@@ -128,7 +128,7 @@ func nonNil(s []string) []string {
 
 func runInvariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("invariants", "", "List the invariant ids, one line each; those judged over recorded histories only (no state form: explore search --mode bfs does not judge them) say so.", stdout)
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
 	if *jsonOut {
