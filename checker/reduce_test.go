@@ -118,14 +118,14 @@ func TestReductionsSoundComplete(t *testing.T) {
 // the forged write before the grant was made, which the judge, seeing no
 // grant with token 4, took for the first grant's stale write. No fence can
 // tell a guessed token from the holder's, so the forged token is now
-// Config.MaxToken+1, above every token the run can grant
+// Machine.MaxToken+1, above every token the run can grant
 // (TestTokensWithinMaxToken). The same run, forging that token instead,
 // has the sink reject the write and no violation.
 func TestForgeryGuessesNoToken(t *testing.T) {
 	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 3, InFlight: 2, Drops: 1, Dups: 1,
 		Crashes: 1, Restarts: 1, Forgeries: 1}
 	m := newMachine(t, c, model.Design{})
-	forged := fmt.Sprintf("tok=%d", c.MaxToken()+1)
+	forged := fmt.Sprintf("tok=%d", m.MaxToken()+1)
 	trace := []string{"acquire w=0 r=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live", "restart c=0", "tick", "tick",
 		"retry w=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live", "deliver advance-req w=0 r=0 req=1",
 		"deliver advance-req w=0 r=0 req=2", "deliver advance-rep w=0 r=0 tok=1 req=1",

@@ -58,21 +58,22 @@ func DefaultConfig() Config {
 // MaxToken bounds the tokens a fence or a token counter can reach in a run
 // under c, when each advance of a fence and each step of a counter raises
 // it by one at most, as the reference's rules and every built-in design's
-// do: one per grant; for each coordinator restart, one more per resource
+// do (Machine.MaxToken scales it for a design whose rules raise more). It
+// counts the steps that can raise a token: one per grant; for each coordinator restart, one more per resource
 // (the restart loses a grant in progress whose fence has moved, and the
 // retry moves it again); for each sink restart, one more per replica and
 // resource (a sink that forgets the advance it applied last applies a
 // retry of it again); one per release (designs whose release advances the
 // fence); one per duplicated message. A forged write's "bigger than any
-// grant" token is MaxToken+1, so that it is never a token the run grants
-// later: no fence could tell that guess from the holder's token. A design
-// whose rules raise a token by more than one may exceed the bound.
+// grant" token is Machine.MaxToken+1, so that it is never a token the run
+// grants later: no fence could tell that guess from the holder's token.
 func (c Config) MaxToken() int {
 	return c.Resources*(c.Grants+c.Restarts) + c.Replicas*c.Resources*c.SinkRestarts + c.Workers*c.Ops + c.Dups
 }
 
 // maxTokenLimit keeps tokens within a byte: a sink that takes a forged
-// token (MaxToken+1) as its fence may advance it MaxToken times more.
+// token (Machine.MaxToken+1) as its fence may advance it Config.MaxToken
+// times more, each by at most Machine.MaxToken/Config.MaxToken.
 const maxTokenLimit = 127
 
 // Validate reports the first bound out of range.

@@ -260,6 +260,26 @@ func RefRestart(co Coordinator, ttl int) Coordinator {
 	return co
 }
 
+// tokenStep is the most d's NextToken raises a counter, and its Advance a
+// fence above both the fence and the coordinator's token, in one call: 1
+// for the reference's (left nil), else found by trying every byte
+// (Machine.MaxToken).
+func (d *Design) tokenStep() int {
+	step := 1
+	for a := range 256 {
+		if d.NextToken != nil {
+			step = max(step, int(d.NextToken(uint8(a)))-a)
+		}
+		if d.Advance == nil {
+			continue
+		}
+		for to := range 256 {
+			step = max(step, int(d.Advance(uint8(a), uint8(to)))-max(a, to))
+		}
+	}
+	return step
+}
+
 // RefFenceOf: each resource has its own fence.
 func RefFenceOf(r uint8) uint8 { return r }
 

@@ -134,8 +134,8 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 }
 
 // forgedToken is bigger than any token a coordinator can grant
-// (Config.MaxToken).
-func (m *Machine) forgedToken() uint8 { return uint8(m.Config.MaxToken() + 1) }
+// (MaxToken).
+func (m *Machine) forgedToken() uint8 { return uint8(m.maxToken + 1) }
 
 // ageCap is the age beyond which a request's age changes no decision, nor
 // (Config.Delay) whether time may pass.

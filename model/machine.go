@@ -24,6 +24,8 @@ type Machine struct {
 	// readsInert: the design left OnReply and Key to the reference, so a
 	// read changes nothing a later step reads (ReduceReads applies).
 	readsInert bool
+	// maxToken is MaxToken's value.
+	maxToken int
 }
 
 // New returns the machine of design d under config c, or an error if the
@@ -32,7 +34,11 @@ func New(c Config, d Design) (*Machine, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	step := d.tokenStep()
 	m := &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
+	if m.maxToken = step * c.MaxToken(); m.maxToken > maxTokenLimit {
+		return nil, fmt.Errorf("design: its NextToken or Advance raises a token by up to %d in one step, so tokens may reach %d × %d = %d, above %d (a token is a byte); lower the bounds", step, step, c.MaxToken(), m.maxToken, maxTokenLimit)
+	}
 	for r := uint8(0); r < uint8(c.Resources); r++ {
 		if f, k := m.Design.FenceOf(r), m.Design.CounterOf(r); f != r || k != r {
 			m.shared = true
@@ -52,6 +58,15 @@ func New(c Config, d Design) (*Machine, error) {
 	}
 	return m, nil
 }
+
+// MaxToken bounds every token a run of m can reach: Config.MaxToken, the
+// number of steps that can raise a token, times the most the design's
+// NextToken or Advance raise one in a step (1 for every built-in design).
+// A forged write's "bigger than any grant" token is MaxToken+1. A design
+// whose Accepted, Restart or SinkRestart raises a token past the highest
+// the run has made may pass the bound: those take whole structures, and
+// New cannot try them all.
+func (m *Machine) MaxToken() int { return m.maxToken }
 
 // Init returns the initial state: every worker at incarnation 1, nothing
 // held, sink empty, network empty.
