@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	leases "github.com/fencecheck/fencecheck/lease"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
@@ -303,7 +304,7 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 			cfg.Lease, cfg.Sink, cfg.DB, cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.TTL, run, cfg.Seed),
 	}, clock, w)
 	coord := NewCoordinator(coordSink, clock, rec)
-	log := newLocalLog(rec)
+	log := leases.RecorderLog(rec)
 	var clients *leaseClients
 	tokens := &counter{}
 	if cfg.Lease != Builtin {
@@ -422,7 +423,7 @@ func runFile(dir string, run int) string {
 // with KeepAll).
 func (c Config) RunFile(run int) string { return runFile(c.Out, run) }
 
-func newWorker(s workerSpec, coord lessor, sink Sink, log eventLog, p pauser) *worker {
+func newWorker(s workerSpec, coord lessor, sink Sink, log leases.Log, p pauser) *worker {
 	_, self := coord.(selfRecorder)
 	return &worker{spec: s, rng: rand.New(rand.NewPCG(s.Seed, 1)), coord: coord, sink: sink,
 		log: log, pause: p, done: map[string]bool{}, selfRecording: self}
@@ -430,7 +431,7 @@ func newWorker(s workerSpec, coord lessor, sink Sink, log eventLog, p pauser) *w
 
 // runGoroutineWorker runs a worker in this process, with its own connection
 // to the database; its pauses block it.
-func runGoroutineWorker(ctx context.Context, s workerSpec, lessorFor func(Sink) lessor, log eventLog, rec *history.Recorder, prob float64) error {
+func runGoroutineWorker(ctx context.Context, s workerSpec, lessorFor func(Sink) lessor, log leases.Log, rec *history.Recorder, prob float64) error {
 	p := &sleepPauser{id: s.ID, rng: rand.New(rand.NewPCG(s.Seed, 2)), prob: prob, ttl: s.TTL, rec: rec}
 	var pauseErr error
 	s.Sink.Window = func(ctx context.Context) {
@@ -483,37 +484,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// localLog records workers' events in the driver's recorder.
-type localLog struct {
-	rec  *history.Recorder
-	mu   sync.Mutex
-	open map[string]*history.Pending
-}
-
-func newLocalLog(rec *history.Recorder) *localLog {
-	return &localLog{rec: rec, open: map[string]*history.Pending{}}
-}
-
-func (l *localLog) invoke(process, f, resource string, v history.Value) error {
-	p := l.rec.Invoke(process, f, resource, v)
-	l.mu.Lock()
-	l.open[process] = p
-	l.mu.Unlock()
-	return l.rec.Err()
-}
-
-func (l *localLog) complete(process string, t history.Type, f, resource string, v history.Value) error {
-	l.mu.Lock()
-	p, ok := l.open[process]
-	delete(l.open, process)
-	l.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%s completes %s on %s with nothing open", process, f, resource)
-	}
-	l.rec.Complete(p, t, v)
-	return l.rec.Err()
 }
 
 // proc is a process worker as the driver sees it. Its mutex is held while
@@ -608,7 +578,7 @@ func (p *proc) nemesis(ctx context.Context, rng *rand.Rand) error {
 // socket in dir, stops them at random, and waits for them all to exit. On
 // failure or cancellation every worker is killed.
 func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coord *Coordinator,
-	log eventLog, rec *history.Recorder, dir string, run int, tokens *counter, fail func(error)) error {
+	log leases.Log, rec *history.Recorder, dir string, run int, tokens *counter, fail func(error)) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the worker executable: %w", err)

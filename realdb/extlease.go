@@ -12,7 +12,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/fencecheck/fencecheck/history"
 	leases "github.com/fencecheck/fencecheck/lease"
 	"github.com/fencecheck/fencecheck/lease/etcdlease"
 	"github.com/fencecheck/fencecheck/lease/redislock"
@@ -171,22 +170,11 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 var quietRedis sync.Once
 
-// leaseLog is a worker's eventLog seen as the adapters' leases.Log.
-type leaseLog struct{ log eventLog }
-
-func (l leaseLog) Invoke(process, f, resource string, v history.Value) error {
-	return l.log.invoke(process, f, resource, v)
-}
-
-func (l leaseLog) Complete(process string, t history.Type, f, resource string, v history.Value) error {
-	return l.log.complete(process, t, f, resource, v)
-}
-
 // newExtLessor makes worker s's lessor on the run's lease service: its
 // adapter records in log, raises the fence on sink, and (Redis) draws its
 // made-up token from tokens.
-func newExtLessor(s workerSpec, c *leaseClients, sink Sink, log eventLog, tokens func() int64) *extLessor {
-	rec := leases.Recording{Log: leaseLog{log}, Holder: leases.Holder{Process: s.ID, Owner: s.ID, Incarnation: s.Incarnation}}
+func newExtLessor(s workerSpec, c *leaseClients, sink Sink, log leases.Log, tokens func() int64) *extLessor {
+	rec := leases.Recording{Log: log, Holder: leases.Holder{Process: s.ID, Owner: s.ID, Incarnation: s.Incarnation}}
 	l := &extLessor{held: map[string]held{}, timeout: min(max(5*s.TTL, time.Second), 10*time.Second)}
 	switch s.Lease {
 	case Etcd:

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/fencecheck/fencecheck/history"
+	leases "github.com/fencecheck/fencecheck/lease"
 )
 
 // The loopback protocol between the driver and its process workers: JSON
@@ -182,11 +183,11 @@ func (c *client) process(p string) string {
 	return p
 }
 
-func (c *client) invoke(process, f, resource string, v history.Value) error {
+func (c *client) Invoke(process, f, resource string, v history.Value) error {
 	return answer(c.do(request{Op: opInvoke, Event: wireEvent{Process: c.process(process), Type: history.Invoke, F: f, Resource: resource, Value: v}}))
 }
 
-func (c *client) complete(process string, t history.Type, f, resource string, v history.Value) error {
+func (c *client) Complete(process string, t history.Type, f, resource string, v history.Value) error {
 	return answer(c.do(request{Op: opComplete, Event: wireEvent{Process: c.process(process), Type: t, F: f, Resource: resource, Value: v}}))
 }
 
@@ -208,7 +209,7 @@ func (c *client) maybePause(_ context.Context, where string) error {
 type server struct {
 	ln     net.Listener
 	coord  *Coordinator
-	log    eventLog
+	log    leases.Log
 	procs  map[string]*proc // by worker id; fixed before serving
 	tokens *counter
 	wg     sync.WaitGroup
@@ -256,10 +257,10 @@ func (s *server) handle(ctx context.Context, req request) response {
 		err = s.coord.Release(ctx, req.Lease)
 	case opInvoke:
 		e := req.Event
-		err = s.log.invoke(eventProcess(req), e.F, e.Resource, e.Value)
+		err = s.log.Invoke(eventProcess(req), e.F, e.Resource, e.Value)
 	case opComplete:
 		e := req.Event
-		err = s.log.complete(eventProcess(req), e.Type, e.F, e.Resource, e.Value)
+		err = s.log.Complete(eventProcess(req), e.Type, e.F, e.Resource, e.Value)
 	case opToken:
 		resp.Grant.Token = s.tokens.next()
 	case opPause:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	leases "github.com/fencecheck/fencecheck/lease"
 )
 
 // lessor is the coordinator as a worker sees it: in process, or over the
@@ -16,14 +17,6 @@ type lessor interface {
 	Acquire(ctx context.Context, r AcquireRequest) (Grant, error)
 	Renew(ctx context.Context, r LeaseRequest) error
 	Release(ctx context.Context, r LeaseRequest) error
-}
-
-// eventLog is where a worker reports its events: the driver's recorder, in
-// process or over the loopback protocol. Each call returns once the event
-// is recorded.
-type eventLog interface {
-	invoke(process, f, resource string, v history.Value) error
-	complete(process string, t history.Type, f, resource string, v history.Value) error
 }
 
 // pauser pauses a worker, or not, at a point of its loop: a goroutine worker
@@ -65,7 +58,7 @@ type worker struct {
 	rng   *rand.Rand
 	coord lessor
 	sink  Sink
-	log   eventLog
+	log   leases.Log // the driver's recorder, in process or over the loopback protocol
 	pause pauser
 	done  map[string]bool // resources whose tasks this worker saw all written
 	// selfRecording: the lessor records acquire, renew and release itself
@@ -196,7 +189,7 @@ func (w *worker) backoff(ctx context.Context) error {
 // call records the invocation, runs op, and records its completion: ok, fail
 // for a protocol error, info for anything else.
 func (w *worker) call(f, resource string, in history.Value, op func() (history.Value, error)) error {
-	if err := w.log.invoke(w.spec.ID, f, resource, in); err != nil {
+	if err := w.log.Invoke(w.spec.ID, f, resource, in); err != nil {
 		return err
 	}
 	out, err := op()
@@ -211,7 +204,7 @@ func (w *worker) call(f, resource string, in history.Value, op func() (history.V
 	case err != nil:
 		t, out = history.Info, history.Value{Error: err.Error()}
 	}
-	if lerr := w.log.complete(w.spec.ID, t, f, resource, out); lerr != nil {
+	if lerr := w.log.Complete(w.spec.ID, t, f, resource, out); lerr != nil {
 		return lerr
 	}
 	return err
