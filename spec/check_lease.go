@@ -266,18 +266,39 @@ func (c *resCtx) checkExclusiveLease() {
 		return ps[a].ev[0] < ps[b].ev[0]
 	})
 	// Sweep by start: best is the piece seen with the latest end, second the
-	// one with the latest end among those of another token than best's.
+	// one with the latest end among those of another token than best's;
+	// keep counts piece k in them.
 	best, second := -1, -1
+	keep := func(k int) {
+		p := &ps[k]
+		switch {
+		case best < 0 || ps[best].e.less(p.e):
+			if best >= 0 && ps[best].token != p.token {
+				second = best
+			}
+			best = k
+		case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
+			second = k
+		}
+	}
+	// first reports whether the pair of tokens a and b is not reported yet,
+	// and counts it reported.
 	reported := map[[2]int64]bool{}
+	first := func(a, b int64) bool {
+		pair := [2]int64{min(a, b), max(a, b)}
+		if reported[pair] {
+			return false
+		}
+		reported[pair] = true
+		return true
+	}
 	for k := range ps {
 		p := &ps[k]
 		for _, q := range []int{best, second} {
 			if q < 0 || ps[q].token == p.token || !p.s.less(ps[q].e) {
 				continue
 			}
-			pair := [2]int64{min(p.token, ps[q].token), max(p.token, ps[q].token)}
-			if !reported[pair] {
-				reported[pair] = true
+			if first(p.token, ps[q].token) {
 				e := minPoint(p.e, ps[q].e)
 				during := fmt.Sprintf("during [%d, %d)", p.s.time, e.time)
 				if e.time <= p.s.time {
@@ -289,15 +310,7 @@ func (c *resCtx) checkExclusiveLease() {
 			}
 			break
 		}
-		switch {
-		case best < 0 || ps[best].e.less(p.e):
-			if best >= 0 && ps[best].token != p.token {
-				second = best
-			}
-			best = k
-		case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
-			second = k
-		}
+		keep(k)
 	}
 	// Two grants g, h of different tokens: whichever took effect later did
 	// so while the other was still valid when h's ok comes before the end
@@ -322,9 +335,7 @@ func (c *resCtx) checkExclusiveLease() {
 			if gFirst && !at(h.okLine).less(grantEnd[gi]) || hFirst && !at(g.okLine).less(grantEnd[hi]) {
 				continue
 			}
-			pair := [2]int64{min(g.token, h.token), max(g.token, h.token)}
-			if !reported[pair] {
-				reported[pair] = true
+			if first(g.token, h.token) {
 				c.add(ExclusiveLease, []int{g.from, g.okLine, h.from, h.okLine},
 					"leases token=%d (%s) and token=%d (%s) were both certainly valid when the later of the two grants took effect",
 					g.token, c.holder(g.op), h.token, c.holder(h.op))
@@ -334,26 +345,12 @@ func (c *resCtx) checkExclusiveLease() {
 	// A grant is valid at the instant it takes effect, somewhere between
 	// its first attempt's invoke line and its ok line: when another token
 	// is certainly valid throughout that window, both are valid then.
-	order := make([]int, len(c.grants))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return c.grants[order[a]].from < c.grants[order[b]].from })
 	best, second = -1, -1
 	k := 0
-	for _, gi := range order {
+	for _, gi := range byFrom {
 		g := c.grants[gi]
 		for ; k < len(ps) && ps[k].s.less(at(g.from)); k++ {
-			p := &ps[k]
-			switch {
-			case best < 0 || ps[best].e.less(p.e):
-				if best >= 0 && ps[best].token != p.token {
-					second = best
-				}
-				best = k
-			case p.token != ps[best].token && (second < 0 || ps[second].e.less(p.e)):
-				second = k
-			}
+			keep(k)
 		}
 		if g.minTTL < 1 {
 			continue
@@ -363,9 +360,7 @@ func (c *resCtx) checkExclusiveLease() {
 				continue
 			}
 			if at(g.okLine).less(ps[q].e) {
-				pair := [2]int64{min(g.token, ps[q].token), max(g.token, ps[q].token)}
-				if !reported[pair] {
-					reported[pair] = true
+				if first(g.token, ps[q].token) {
 					c.add(ExclusiveLease, append(append([]int{}, ps[q].ev...), g.from, g.okLine),
 						"leases token=%d (%s) and token=%d (%s) were both certainly valid when token=%d was granted (between events %d and %d)",
 						ps[q].token, ps[q].who, g.token, c.holder(g.op), g.token, g.from, g.okLine)
