@@ -248,10 +248,10 @@ func (s *pgSink) writeTx(ctx context.Context, conn *pgx.Conn, resource string, t
 	if err != nil {
 		return "", 0, err
 	}
-	switch {
-	case s.cfg.Kind == Atomic && fence != token, s.cfg.Kind == MaxToken && token < fence:
+	switch fenced, raise := s.cfg.check(fence, token); {
+	case fenced:
 		return history.Fenced, fence, nil
-	case s.cfg.Kind == MaxToken && token > fence:
+	case raise:
 		if _, err := tx.Exec(ctx, `UPDATE fences SET fence = $2 WHERE resource = $1`, resource, token); err != nil {
 			return "", fence, err
 		}

@@ -144,6 +144,21 @@ func Drop(ctx context.Context, c SinkConfig) error {
 	return dropPostgres(ctx, c)
 }
 
+// check is the sink's check of token against the fence it read in the
+// write's transaction: whether the write is fenced, and whether the fence
+// is raised to token first (MaxToken). Atomic passes the fence itself,
+// MaxToken any token at or above it; CheckThenWrite checked before the
+// transaction, and None checks nothing.
+func (c SinkConfig) check(fence, token int64) (fenced, raise bool) {
+	switch c.Kind {
+	case Atomic:
+		return fence != token, false
+	case MaxToken:
+		return token < fence, token > fence
+	}
+	return false, false
+}
+
 // window calls the hook, if any.
 func (c SinkConfig) window(ctx context.Context) {
 	if c.Window != nil {

@@ -174,6 +174,7 @@ func TestSinkRaiseAndKinds(t *testing.T) {
 					write(4, "t1", history.Fenced, 5)
 					write(7, "t1", history.Written, 5) // raises the fence to 7
 					write(5, "t2", history.Fenced, 7)
+					write(7, "t3", history.Written, 7) // the fence itself passes
 					raise(6, 7, false)
 				case None:
 					write(4, "t1", history.Written, 5)

@@ -157,10 +157,10 @@ func (s *sqliteSink) writeTx(ctx context.Context, resource string, token int64, 
 	if err != nil {
 		return "", 0, err
 	}
-	switch {
-	case s.cfg.Kind == Atomic && fence != token, s.cfg.Kind == MaxToken && token < fence:
+	switch fenced, raise := s.cfg.check(fence, token); {
+	case fenced:
 		return history.Fenced, fence, nil
-	case s.cfg.Kind == MaxToken && token > fence:
+	case raise:
 		if err := sqliteSetFence(ctx, tx, resource, token); err != nil {
 			return "", fence, err
 		}
