@@ -174,6 +174,11 @@ type BFSResult struct {
 	// stored no deeper simulates each (ReduceBudgets, ReduceAges; see
 	// docs/exhaustive.md): States includes them.
 	Subsumed uint64 `json:"subsumed,omitempty"`
+	// Probes counts the lookups of simulating states in the visited set
+	// (ReduceBudgets, ReduceAges, and the marking of subsumed states). With
+	// hash compaction each is a chance of a wrong match against the states
+	// stored when it was made, which OmissionBound counts.
+	Probes uint64 `json:"probes,omitempty"`
 	// Violated is every invariant violated by some judged transition (for a
 	// search that stopped, the transitions of the levels before the last
 	// and of the last level's part before the counterexample); ViolatedIDs
@@ -360,7 +365,11 @@ type bfs struct {
 	budgets   bool   // ReduceBudgets applies
 	ages      bool   // ReduceAges applies
 	simulated bool   // either: a successor is looked up while its chunk expands
-	probes    uint64 // their lookups and subsume's (the omission bound counts them)
+	probes    uint64 // their lookups and subsume's
+	// probeMass is the sum, over the lookups made with hash compaction,
+	// of the states stored when each was made: the omission bound's share
+	// of them (a lookup can wrongly match only a state stored by then).
+	probeMass float64
 	reached   Coverage
 	violated  spec.Set
 	levels    []uint64
@@ -588,7 +597,7 @@ func (b *bfs) subsume(ctx context.Context, n int) string {
 			return StopCancelled // the level's marks are incomplete: it is not expanded
 		}
 	}
-	b.probes += probes.Load()
+	b.countProbes(probes.Load())
 	b.subsumed += marked.Load()
 	return StopComplete
 }
@@ -806,13 +815,22 @@ func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {
 	}
 }
 
+// countProbes counts p lookups of simulating states, made while no
+// goroutine inserted (the visited set held what it holds now).
+func (b *bfs) countProbes(p uint64) {
+	b.probes += p
+	if b.opt.HashCompact {
+		b.probeMass += float64(p) * float64(b.seen.len())
+	}
+}
+
 // collect adds the level's chunks' counts and violations, in chunk order.
 func (b *bfs) collect() {
 	for k := range b.outs {
 		out := &b.outs[k]
 		b.violated |= out.violated
 		b.trans += out.trans
-		b.probes += out.probes
+		b.countProbes(out.probes)
 		b.reached.Merge(out.reached)
 		for i := range maxInvariants {
 			if out.first[i].ok && !b.first[i].ok {
@@ -1059,10 +1077,10 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, Probes: b.probes, CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
-		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65+float64(b.probes)*float64(n)/0x1p64)
+		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65+b.probeMass/0x1p64)
 	}
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
 	return r

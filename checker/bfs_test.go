@@ -593,3 +593,39 @@ func TestBFSShardsMerge(t *testing.T) {
 		t.Logf("%s: %d states in one job; %d in %d jobs (%v)", name, whole.States, merged.States, n, merged.ViolatedIDs)
 	}
 }
+
+// TestOmissionBoundCountsStatesStoredThen: a lookup of a simulating state
+// can wrongly match only a state stored when it is made, so the omission
+// bound's share of the lookups made while level d is marked and expanded
+// lies between their number times the states stored before that level's
+// successors and times those stored after: brackets taken from searches
+// bounded at each depth. It is below the bound that counts every lookup
+// against every state stored in the end.
+func TestOmissionBoundCountsStatesStoredThen(t *testing.T) {
+	m := newMachine(t, faultsConfig, model.Design{})
+	const depth = 14
+	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, Reduce: model.Reductions, HashCompact: true, MaxDepth: depth}
+	full := BFS(context.Background(), m, opt)
+	n := float64(full.States)
+	got := (full.OmissionBound - n*(n-1)/0x1p65) * 0x1p64
+	var lo, hi float64
+	before := BFSResult{States: 1}
+	for d := 1; d <= depth; d++ {
+		opt.MaxDepth = d
+		after := BFS(context.Background(), m, opt)
+		p := float64(after.Probes - before.Probes)
+		lo, hi = lo+p*float64(before.States), hi+p*float64(after.States)
+		before = after
+	}
+	if before.Probes != full.Probes || full.Probes == 0 || hi <= lo {
+		t.Fatalf("%d lookups, %d by levels; brackets [%g, %g]", full.Probes, before.Probes, lo, hi)
+	}
+	if got < lo*(1-1e-9) || got > hi*(1+1e-9) {
+		t.Fatalf("the lookups' share × 2^64 is %g, want within [%g, %g]", got, lo, hi)
+	}
+	if old := float64(full.Probes) * n; got >= old {
+		t.Fatalf("the lookups' share × 2^64 is %g, not below %g (every lookup against every state)", got, old)
+	}
+	t.Logf("%d states, %d lookups: their share × 2^64 %.4g in [%.4g, %.4g]; against every state %.4g",
+		full.States, full.Probes, got, lo, hi, float64(full.Probes)*n)
+}

@@ -64,6 +64,7 @@ type mark struct {
 	arenas           [setParts]uint64 // each part's key arena size (exact mode)
 	trans, unreduced uint64
 	probes, subsumed uint64
+	probeMass        float64
 	reached          Coverage
 	violated         spec.Set
 	first            [maxInvariants]edge
@@ -119,9 +120,23 @@ type ckLevel struct {
 	// Probes counts the lookups of ReduceBudgets and ReduceAges in the
 	// visited set, which the omission bound of hash compaction counts too.
 	Probes uint64 `json:"probes,omitempty"`
+	// ProbeMass is the omission bound's share of those lookups
+	// (bfs.probeMass); a checkpoint without it, from before it was kept,
+	// counts each lookup against every state stored.
+	ProbeMass float64 `json:"probeMass,omitempty"`
 	// Subsumed counts the states of the levels before Depth that were
 	// not expanded because a state stored no deeper simulates each.
 	Subsumed uint64 `json:"subsumed,omitempty"`
+}
+
+// probeMass is the level's ProbeMass; from a checkpoint written before it
+// was kept, a bound of it: every lookup counted against every state stored
+// by the checkpoint.
+func (lv *ckLevel) probeMass() float64 {
+	if lv.ProbeMass == 0 && lv.HashCompact {
+		return float64(lv.Probes) * float64(lv.States)
+	}
+	return lv.ProbeMass
 }
 
 type ckEdge struct {
@@ -137,7 +152,7 @@ func (b *bfs) mark() {
 		mk.arenas[i] = b.seen.arenas[i].size
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
-	mk.probes, mk.subsumed = b.probes, b.subsumed
+	mk.probes, mk.subsumed, mk.probeMass = b.probes, b.subsumed, b.probeMass
 	mk.start, mk.stride = b.curStart, b.curStride
 	if r := b.disk.cur; r != nil {
 		mk.start, mk.stride = r.start, r.stride
@@ -431,7 +446,7 @@ func (b *bfs) header() ckHeader {
 		}
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
-		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
+		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, ProbeMass: mk.probeMass, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
 		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
@@ -841,7 +856,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.curStart, b.curStride = lv.Start, lv.Stride
 	b.depth, b.levels = lv.Depth, lv.Levels
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
-	b.probes, b.subsumed = lv.Probes, lv.Subsumed
+	b.probes, b.subsumed, b.probeMass = lv.Probes, lv.Subsumed, lv.probeMass()
 	b.violated = spec.SetOf(lv.Violated...)
 	b.opt.HashCompact, b.compactedAt = lv.HashCompact, lv.CompactedAt
 	b.disk.spilled = lv.SpilledBytes
