@@ -59,12 +59,12 @@ func DefaultConfig() Config {
 // under c, when each advance of a fence and each step of a counter raises
 // it by one at most, as the reference's rules and every built-in design's
 // do (Machine.MaxToken scales it for a design whose rules raise more). It
-// counts the steps that can raise a token: one per grant; for each coordinator restart, one more per resource
-// (the restart loses a grant in progress whose fence has moved, and the
-// retry moves it again); for each sink restart, one more per replica and
-// resource (a sink that forgets the advance it applied last applies a
-// retry of it again); one per release (designs whose release advances the
-// fence); one per duplicated message. A forged write's "bigger than any
+// counts the steps that can raise a token: one per grant; for each
+// coordinator restart, one more per resource (the restart loses a grant in
+// progress whose fence has moved, and the retry moves it again); for each
+// sink restart, one more per replica and resource (a sink that forgets the
+// advance it applied last applies a retry of it again); one per release
+// (designs whose release advances the fence); one per duplicated message. A forged write's "bigger than any
 // grant" token is Machine.MaxToken+1, so that it is never a token the run
 // grants later: no fence could tell that guess from the holder's token.
 func (c Config) MaxToken() int {
