@@ -47,7 +47,7 @@ type BFSOptions struct {
 	MaxMemory uint64
 	// CompactAtBudget makes an exact search that meets MaxMemory switch to
 	// hash compaction instead of stopping: every stored state's key gives
-	// way to its 64-bit hash (BFSResult.CompactedAt says when), and the
+	// way to 64 bits of its hash (BFSResult.CompactedAt says when), and the
 	// search goes on until the budget is met again. The result is then a
 	// hash-compact one, with the omission bound over every state.
 	CompactAtBudget bool
@@ -58,9 +58,11 @@ type BFSOptions struct {
 	// runs no longer, the same facts), so that the verdicts and the
 	// shortest counterexample lengths are a full search's.
 	Reduce model.Reduction
-	// HashCompact stores a 64-bit hash of each state instead of the state:
-	// a few bytes per state, at the price of a small probability that a
-	// state is wrongly taken for one already seen (BFSResult.OmissionBound).
+	// HashCompact stores 64 bits per state instead of the state: its
+	// distance from its home slot and the bits of its 128-bit hash that
+	// follow the home slot's (which the slot implies), about 10 bytes per
+	// state, at the price of a small probability that a state is wrongly
+	// taken for one already seen (BFSResult.OmissionBound).
 	HashCompact bool
 	// Goroutines expand each level; 0 means GOMAXPROCS. The result does not
 	// depend on it.
@@ -214,11 +216,16 @@ type BFSResult struct {
 	FrontierBytes uint64  `json:"frontierBytes"`
 	PeakHeapBytes uint64  `json:"peakHeapBytes"`
 	// HashCompact tells whether only hashes were stored. OmissionBound is
-	// then an upper bound on the probability that any two distinct states
-	// reached got the same 64-bit hash, n(n-1)/2^65 for n states, or that
-	// a lookup of ReduceBudgets or ReduceAges in the visited set found the
-	// hash of another state, p·n/2^64 for p lookups: only then can a state
-	// (and what only it leads to) be missed. It is 0 in exact mode.
+	// then an upper bound on the probability that a lookup in the visited
+	// set matched the hash bits another state keeps: only then can a
+	// state (and what only it leads to) be missed. It is the sum, over the
+	// lookups that stored a state and those of ReduceBudgets and
+	// ReduceAges, of the expected number of stored states each matches: a
+	// state's stored entry keeps its part's, its home slot's and at least
+	// 51 more bits of its hash, so each adds 2^-(those bits). A lookup
+	// adds less than 2^-51·(1 + 0.4·d) in a table doubled d times: about
+	// 2^-48 at 10^9 states, where keeping 64 bits of each hash gave
+	// n/2^64 = 2^-34. It is 0 in exact mode.
 	HashCompact bool `json:"hashCompact"`
 	// CompactedAt is the number of states stored when an exact search
 	// switched to hash compaction at its memory budget (CompactAtBudget);
@@ -290,7 +297,7 @@ type edge struct {
 // the key is all the next level keeps of a new state, which Decode
 // restores when the level is expanded.
 type cand struct {
-	hash   uint64
+	hash   hash
 	parent uint32
 	act    uint16
 	orbit  uint8 // at most 4!·3!
@@ -322,7 +329,7 @@ type expander struct {
 	y     model.State // a younger successor (ReduceAges)
 	ykey  []byte      // and its key
 	skey  []byte      // a copy of a stored state's key, for LessSpent to edit (subsume)
-	// kept maps the hash of each successor the chunk kept so far to its
+	// kept maps the hash (its low word) of each successor the chunk kept so far to its
 	// index in the chunk's candidates: a state simulating a new one may be
 	// among them (ReduceBudgets, ReduceAges), as a state's siblings are.
 	kept map[uint64]int32
@@ -366,14 +373,16 @@ type bfs struct {
 	ages      bool   // ReduceAges applies
 	simulated bool   // either: a successor is looked up while its chunk expands
 	probes    uint64 // their lookups and subsume's
-	// probeMass is the sum, over the lookups made with hash compaction,
-	// of the states stored when each was made: the omission bound's share
-	// of them (a lookup can wrongly match only a state stored by then).
-	probeMass float64
-	reached   Coverage
-	violated  spec.Set
-	levels    []uint64
-	first     [maxInvariants]edge // first violation of each invariant
+	// omission is the omission bound (BFSResult.OmissionBound) so far:
+	// the sum, over the lookups made with hash compaction, of the number
+	// of stored states each was expected to match wrongly. The lookups of
+	// simulating states add stateSet.matchMass when they were made, those
+	// that stored a state what the merge after them takes (takeLooked).
+	omission float64
+	reached  Coverage
+	violated spec.Set
+	levels   []uint64
+	first    [maxInvariants]edge // first violation of each invariant
 
 	expanded     atomic.Uint64 // states of the current level done
 	marked       atomic.Uint64 // and checked for subsumption (see subsume)
@@ -757,7 +766,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 				continue // this level ends the search: no successor is needed
 			}
 			m.Normalize(t, b.opt.Reduce)
-			start, hash := len(out.keys), uint64(0)
+			start, sum := len(out.keys), hash{}
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
 			if b.simulated {
@@ -767,10 +776,10 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 					out.keys = out.keys[:start] // kept or stored already, or simulated by a state that is
 					continue
 				}
-				if _, ok := e.kept[h]; !ok {
-					e.kept[h] = int32(len(out.cands))
+				if _, ok := e.kept[h.Lo]; !ok {
+					e.kept[h.Lo] = int32(len(out.cands))
 				}
-				hash = h
+				sum = h
 			}
 			// Written in place, a field at a time: a cand built on the stack
 			// and copied in is reloaded as a whole from its narrower stores,
@@ -778,7 +787,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			out.cands = append(out.cands, cand{})
 			c := &out.cands[len(out.cands)-1]
 			c.parent, c.act, c.orbit = parent, uint16(ai), uint8(orbit)
-			c.off, c.key, c.hash = uint32(start), uint16(len(out.keys)-start), hash
+			c.off, c.key, c.hash = uint32(start), uint16(len(out.keys)-start), sum
 		}
 	}
 	if b.simulated {
@@ -794,8 +803,8 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 
 // kept reports whether key, whose hash is h, is the key of a successor
 // that the chunk out expands kept.
-func kept(e *expander, out *chunkOut, key []byte, h uint64) bool {
-	i, ok := e.kept[h]
+func kept(e *expander, out *chunkOut, key []byte, h hash) bool {
+	i, ok := e.kept[h.Lo]
 	if !ok {
 		return false
 	}
@@ -819,9 +828,7 @@ func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {
 // goroutine inserted (the visited set held what it holds now).
 func (b *bfs) countProbes(p uint64) {
 	b.probes += p
-	if b.opt.HashCompact {
-		b.probeMass += float64(p) * float64(b.seen.len())
-	}
+	b.omission += float64(p) * b.seen.matchMass()
 }
 
 // collect adds the level's chunks' counts and violations, in chunk order.
@@ -868,19 +875,19 @@ func (b *bfs) insertPart(e *expander, j int) {
 	g := min(b.gor, setParts)
 	var group [insertGroup]uint64 // chunk<<32 | index
 	var keys [insertGroup][]byte
-	var hash [insertGroup]uint64
+	var sums [insertGroup]hash
 	e.news = e.news[:0]
 	n := 0
 	flush := func() {
 		var slot [insertGroup]uint64
 		for i := range n {
-			slot[i] = b.seen.home(hash[i])
+			slot[i] = b.seen.home(sums[i])
 		}
 		for i := range n {
-			e.sink ^= b.seen.touch(slot[i], hash[i])
+			e.sink ^= b.seen.touch(slot[i], sums[i])
 		}
 		for i := range n {
-			if ref, added := b.seen.store(keys[i], hash[i]); added {
+			if ref, added := b.seen.store(keys[i], sums[i]); added {
 				e.news = append(e.news, newState{at: group[i], ref: ref})
 			}
 		}
@@ -892,7 +899,7 @@ func (b *bfs) insertPart(e *expander, j int) {
 			if part(c.hash)%g != j {
 				continue
 			}
-			group[n], keys[n], hash[n] = uint64(k)<<32|uint64(i), out.keys[c.off:c.off+uint32(c.key)], c.hash
+			group[n], keys[n], sums[n] = uint64(k)<<32|uint64(i), out.keys[c.off:c.off+uint32(c.key)], c.hash
 			if n++; n == insertGroup {
 				flush()
 			}
@@ -968,6 +975,7 @@ func (b *bfs) merge() {
 			b.front.put(mv.off, mv.key)
 		}
 	})
+	b.omission += b.seen.takeLooked()
 	b.lastFresh = b.nextLen() - fresh
 	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")
@@ -1080,7 +1088,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, Probes: b.probes, CompactedAt: b.compactedAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
-		r.OmissionBound = min(1, float64(n)*float64(n-1)/0x1p65+b.probeMass/0x1p64)
+		r.OmissionBound = min(1, b.omission)
 	}
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
 	return r

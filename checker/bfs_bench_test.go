@@ -31,7 +31,7 @@ func BenchmarkHashKey(b *testing.B) {
 func benchVisited(b *testing.B, compact bool) {
 	const n = 1 << 20
 	keys := benchKeys(2 * n)
-	hashes := make([]uint64, len(keys))
+	hashes := make([]hash, len(keys))
 	for i, k := range keys {
 		hashes[i] = hashKey(k)
 	}

@@ -594,38 +594,58 @@ func TestBFSShardsMerge(t *testing.T) {
 	}
 }
 
-// TestOmissionBoundCountsStatesStoredThen: a lookup of a simulating state
-// can wrongly match only a state stored when it is made, so the omission
-// bound's share of the lookups made while level d is marked and expanded
-// lies between their number times the states stored before that level's
-// successors and times those stored after: brackets taken from searches
-// bounded at each depth. It is below the bound that counts every lookup
-// against every state stored in the end.
-func TestOmissionBoundCountsStatesStoredThen(t *testing.T) {
+// TestOmissionBoundCountsWhatEachLookupMayMatch: the omission bound is the
+// sum, over the lookups made with hash compaction, of the number of stored
+// states each may match wrongly (the match mass when it was made: a part's
+// for a lookup that stores a state, the mean over the parts for one of a
+// simulating state). So each level's share lies between its lookups times
+// the mass before the level's successors and times the mass after:
+// brackets taken from searches bounded at each depth. It is far below the
+// bound of a table that kept 64 bits of each hash.
+func TestOmissionBoundCountsWhatEachLookupMayMatch(t *testing.T) {
 	m := newMachine(t, faultsConfig, model.Design{})
 	const depth = 14
 	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, Reduce: model.Reductions, HashCompact: true, MaxDepth: depth}
-	full := BFS(context.Background(), m, opt)
-	n := float64(full.States)
-	got := (full.OmissionBound - n*(n-1)/0x1p65) * 0x1p64
+	type level struct {
+		r    BFSResult
+		n    [setParts]uint64
+		mass [setParts]float64
+		mean float64
+	}
+	search := func(d int) level {
+		o := opt
+		o.MaxDepth = d
+		b := newBFS(m, o)
+		lv := level{r: b.run(context.Background()), mean: b.seen.matchMass()}
+		for p, v := range b.seen.parts {
+			lv.n[p], lv.mass[p] = v.n, v.mass
+		}
+		return lv
+	}
+	full := search(depth)
 	var lo, hi float64
-	before := BFSResult{States: 1}
+	var before level // MaxDepth 0 is no bound: start from nothing
 	for d := 1; d <= depth; d++ {
-		opt.MaxDepth = d
-		after := BFS(context.Background(), m, opt)
-		p := float64(after.Probes - before.Probes)
-		lo, hi = lo+p*float64(before.States), hi+p*float64(after.States)
+		after := search(d)
+		for p := range setParts {
+			stored := float64(after.n[p] - before.n[p])
+			lo, hi = lo+stored*before.mass[p], hi+stored*after.mass[p]
+		}
+		probes := float64(after.r.Probes - before.r.Probes)
+		lo, hi = lo+probes*before.mean, hi+probes*after.mean
 		before = after
 	}
-	if before.Probes != full.Probes || full.Probes == 0 || hi <= lo {
-		t.Fatalf("%d lookups, %d by levels; brackets [%g, %g]", full.Probes, before.Probes, lo, hi)
+	got := full.r.OmissionBound
+	if before.r.Probes != full.r.Probes || full.r.Probes == 0 || hi <= lo || lo <= 0 {
+		t.Fatalf("%d lookups, %d by levels; brackets [%g, %g]", full.r.Probes, before.r.Probes, lo, hi)
 	}
 	if got < lo*(1-1e-9) || got > hi*(1+1e-9) {
-		t.Fatalf("the lookups' share × 2^64 is %g, want within [%g, %g]", got, lo, hi)
+		t.Fatalf("omission bound %g, want within [%g, %g]", got, lo, hi)
 	}
-	if old := float64(full.Probes) * n; got >= old {
-		t.Fatalf("the lookups' share × 2^64 is %g, not below %g (every lookup against every state)", got, old)
+	n, p := float64(full.r.States), float64(full.r.Probes)
+	if old := n*(n-1)/0x1p65 + p*n/0x1p64; got*4 > old {
+		t.Fatalf("omission bound %g, not a quarter of a 64-bit table's %g", got, old)
 	}
-	t.Logf("%d states, %d lookups: their share × 2^64 %.4g in [%.4g, %.4g]; against every state %.4g",
-		full.States, full.Probes, got, lo, hi, float64(full.Probes)*n)
+	t.Logf("%d states, %d lookups: omission bound %.4g in [%.4g, %.4g]; a 64-bit table's %.4g",
+		full.r.States, full.r.Probes, got, lo, hi, n*(n-1)/0x1p65+p*n/0x1p64)
 }

@@ -32,7 +32,7 @@ const CheckpointFile = "bfs.checkpoint"
 // before it and the end marker. Integers are little-endian.
 const (
 	checkpointMagic   = "fencecheck BFS checkpoint\n"
-	checkpointVersion = 2
+	checkpointVersion = 3
 	checkpointEnd     = "end of checkpoint\n"
 	maxHeader         = 1 << 20
 )
@@ -64,7 +64,8 @@ type mark struct {
 	arenas           [setParts]uint64 // each part's key arena size (exact mode)
 	trans, unreduced uint64
 	probes, subsumed uint64
-	probeMass        float64
+	omission         float64
+	bits             [setParts]uint8 // each part's table size (log2), if hash-compact
 	reached          Coverage
 	violated         spec.Set
 	first            [maxInvariants]edge
@@ -120,23 +121,12 @@ type ckLevel struct {
 	// Probes counts the lookups of ReduceBudgets and ReduceAges in the
 	// visited set, which the omission bound of hash compaction counts too.
 	Probes uint64 `json:"probes,omitempty"`
-	// ProbeMass is the omission bound's share of those lookups
-	// (bfs.probeMass); a checkpoint without it, from before it was kept,
-	// counts each lookup against every state stored.
-	ProbeMass float64 `json:"probeMass,omitempty"`
+	// Omission is the omission bound of the search so far (hash
+	// compaction; see BFSResult.OmissionBound).
+	Omission float64 `json:"omission,omitempty"`
 	// Subsumed counts the states of the levels before Depth that were
 	// not expanded because a state stored no deeper simulates each.
 	Subsumed uint64 `json:"subsumed,omitempty"`
-}
-
-// probeMass is the level's ProbeMass; from a checkpoint written before it
-// was kept, a bound of it: every lookup counted against every state stored
-// by the checkpoint.
-func (lv *ckLevel) probeMass() float64 {
-	if lv.ProbeMass == 0 && lv.HashCompact {
-		return float64(lv.Probes) * float64(lv.States)
-	}
-	return lv.ProbeMass
 }
 
 type ckEdge struct {
@@ -152,7 +142,13 @@ func (b *bfs) mark() {
 		mk.arenas[i] = b.seen.arenas[i].size
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
-	mk.probes, mk.subsumed, mk.probeMass = b.probes, b.subsumed, b.probeMass
+	mk.probes, mk.subsumed, mk.omission = b.probes, b.subsumed, b.omission
+	for i, p := range b.seen.parts {
+		mk.bits[i] = 0
+		if p.compact {
+			mk.bits[i] = uint8(64 - p.shift)
+		}
+	}
 	mk.start, mk.stride = b.curStart, b.curStride
 	if r := b.disk.cur; r != nil {
 		mk.start, mk.stride = r.start, r.stride
@@ -321,8 +317,11 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 	w.u32(w.crc)
 
 	// The visited set: in exact mode each part's key arena as it was at
-	// the mark, in hash-compact mode each part's hashes but those stored
-	// since.
+	// the mark; in hash-compact mode each part's table size (log2) as it
+	// was at the mark (or as its entries need) and its entries' home slots
+	// and fields at that size, but those of the states stored since. The
+	// resumed search then stores what the uninterrupted one did, with
+	// the same bits of each hash.
 	if !b.opt.HashCompact {
 		for p := range b.seen.arenas {
 			a, size := &b.seen.arenas[p], mk.arenas[p]
@@ -337,20 +336,24 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 			return err
 		}
 		for p, v := range b.seen.parts {
-			w.u64(v.n - uint64(len(since[p])))
+			n := v.n - uint64(len(since[p]))
+			k := max(uint(mk.bits[p]), compactBits(n))
+			w.u64(n)
+			w.u64(uint64(k))
 			block := w.block[:0]
-			for _, e := range v.table {
-				if e == 0 {
-					continue
+			v.entries(func(slot, home, field uint64) {
+				if _, found := slices.BinarySearch(since[p], slot); found {
+					return
 				}
-				if _, found := slices.BinarySearch(since[p], e); found {
-					continue
+				for range 64 - v.shift - k {
+					home, field = lower(home, field)
 				}
-				if block = binary.LittleEndian.AppendUint64(block, e); len(block) == blockBytes {
+				block = binary.LittleEndian.AppendUint64(block, home)
+				if block = binary.LittleEndian.AppendUint64(block, field); len(block) == blockBytes {
 					w.bytes(block)
 					block = block[:0]
 				}
-			}
+			})
 			w.bytes(block)
 		}
 	}
@@ -400,18 +403,23 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 	return w.w.Flush()
 }
 
-// storedSince returns, by part and sorted, the hash-compact entries of the
-// states stored since the mark (the next level's so far), which a
-// checkpoint leaves out.
+// storedSince returns, by part and sorted, the slots of the hash-compact
+// entries of the states stored since the mark (the next level's so far),
+// which a checkpoint leaves out.
 func (b *bfs) storedSince() ([setParts][]uint64, error) {
 	var since [setParts][]uint64
 	want := b.seen.len() - b.disk.mark.states
 	if want == 0 {
 		return since, nil
 	}
+	var lost error
 	add := func(p []byte) {
 		h := hashKey(p) // the merge wrote the state's key
-		since[part(h)] = append(since[part(h)], b.seen.parts[part(h)].entryHash(h))
+		slot, found := b.seen.parts[part(h)].find(p, h)
+		if !found && lost == nil {
+			lost = errors.New("a state of the next level is not in the visited set")
+		}
+		since[part(h)] = append(since[part(h)], slot)
 	}
 	if w := b.disk.next; w != nil {
 		if err := w.flush(); err != nil {
@@ -424,6 +432,9 @@ func (b *bfs) storedSince() ([setParts][]uint64, error) {
 		for _, ref := range b.next {
 			add(b.key(ref))
 		}
+	}
+	if lost != nil {
+		return since, lost
 	}
 	var got uint64
 	for p := range since {
@@ -446,7 +457,7 @@ func (b *bfs) header() ckHeader {
 		}
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
-		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, ProbeMass: mk.probeMass, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
+		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Omission: mk.omission, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
 		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
@@ -753,21 +764,28 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			}
 			continue
 		}
-		n := r.count(8)
-		if r.err == nil {
-			seen.parts[p] = compactVisited(n)
+		n := r.count(16)
+		k, least := r.u64(), uint64(compactBits(n))
+		if r.err == nil && (k < least || k > least+4) { // larger only if entries lay too far from home
+			r.corrupt("a table of 2^%d slots for %d states", k, n)
 		}
-		for i := uint64(0); i < n && r.err == nil; i += blockBytes / 8 {
-			block := r.read(int(min(blockBytes/8, n-i) * 8))
-			for j := 0; j < len(block); j += 8 {
-				e := binary.LittleEndian.Uint64(block[j:])
-				if e == 0 || part(e) != p && !(e == 1 && p == 0) || !seen.parts[p].insert(nil, e) {
-					r.corrupt("hash %d", keys)
+		var v *visited
+		if r.err == nil {
+			v = newTable(true, uint(k), nil)
+		}
+		for i := uint64(0); i < n && r.err == nil; i += blockBytes / 16 {
+			block := r.read(int(min(blockBytes/16, n-i) * 16))
+			for j := 0; j < len(block); j += 16 {
+				home, f := binary.LittleEndian.Uint64(block[j:]), binary.LittleEndian.Uint64(block[j+8:])
+				if home>>k != 0 || f == 0 || f > fieldMask || bits.TrailingZeros64(f) > remBits {
+					r.corrupt("entry %d", keys)
 					return r.err
 				}
+				v.put(home, f, uint(k))
 				keys++
 			}
 		}
+		seen.parts[p] = v
 	}
 	if r.err == nil && keys != lv.States {
 		r.corrupt("%d states, the header says %d", keys, lv.States)
@@ -856,7 +874,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.curStart, b.curStride = lv.Start, lv.Stride
 	b.depth, b.levels = lv.Depth, lv.Levels
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
-	b.probes, b.subsumed, b.probeMass = lv.Probes, lv.Subsumed, lv.probeMass()
+	b.probes, b.subsumed, b.omission = lv.Probes, lv.Subsumed, lv.Omission
 	b.violated = spec.SetOf(lv.Violated...)
 	b.opt.HashCompact, b.compactedAt = lv.HashCompact, lv.CompactedAt
 	b.disk.spilled = lv.SpilledBytes

@@ -312,22 +312,3 @@ func TestBFSCheckpointCorrupt(t *testing.T) {
 		t.Logf("hash-compact %v: a checkpoint of %d bytes (depth 9), %d flips and %d cuts refused", compact, len(good), len(positions), len(cuts))
 	}
 }
-
-// TestCheckpointProbeMass: a checkpoint keeps the omission bound's share of
-// the lookups; one written before it was kept bounds it by counting every
-// lookup against every state it stored, and an exact search's lookups add
-// nothing.
-func TestCheckpointProbeMass(t *testing.T) {
-	for _, c := range []struct {
-		lv   ckLevel
-		want float64
-	}{
-		{ckLevel{States: 100, Probes: 10, ProbeMass: 600, HashCompact: true}, 600},
-		{ckLevel{States: 100, Probes: 10, HashCompact: true}, 1000},
-		{ckLevel{States: 100, Probes: 10}, 0},
-	} {
-		if got := c.lv.probeMass(); got != c.want {
-			t.Errorf("%+v: probe mass %g, want %g", c.lv, got, c.want)
-		}
-	}
-}

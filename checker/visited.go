@@ -3,14 +3,21 @@ package checker
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
+	"math/bits"
 
 	"github.com/zeebo/xxh3"
 )
 
-// hashKey is a fixed 64-bit hash of a state's canonical bytes (XXH3,
-// whose output the algorithm fixes): the same on every run and machine,
-// so that hash compaction omits the same states every time.
-func hashKey(b []byte) uint64 { return xxh3.Hash(b) }
+// hash is a state's 128-bit hash (XXH3 of its canonical bytes, whose
+// output the algorithm fixes): the same on every run and machine, so that
+// hash compaction omits the same states every time. Its low word picks
+// the part of the visited set (its low bits) and the home slot (its top
+// bits); hash compaction keeps more of it (see visited).
+type hash = xxh3.Uint128
+
+// hashKey is the hash of a state's canonical bytes.
+func hashKey(b []byte) hash { return xxh3.Hash128(b) }
 
 // arenaChunkBits sizes the arena's chunks: keys never straddle two.
 const arenaChunkBits = 20
@@ -83,50 +90,87 @@ func (a *arena) release(off uint64) {
 }
 
 // visited is the set of states seen, an open-addressing table with linear
-// probing whose home slot for hash h is h's top bits. In exact mode an
-// entry is h's top 28 bits (the tag) and the arena offset of the full key
-// (+1, so that 0 is empty); in hash-compact mode it is h itself (0 mapped
-// to 1), and the keys are not kept. Either way an entry holds its home
-// slot's bits, so the table grows without reading keys (exact mode: up to
-// 2^28 slots).
+// probing whose home slot for hash h is the top bits of h.Lo.
+//
+// In exact mode an entry is h.Lo's top 28 bits (the tag) and the arena
+// offset of the full key (+1, so that 0 is empty); the table grows without
+// reading keys up to 2^28 slots, and rereads them beyond.
+//
+// In hash-compact mode the keys are not kept, and an entry is a quotient
+// of the hash: its distance from its home slot (dispBits) and a field of
+// the hash bits that follow the home slot's, remBits of them when the
+// entry is stored, left-aligned and followed by a marker bit. The home
+// slot's bits are not stored, so an entry keeps home + remBits bits of
+// the hash (and the part's bits): a lookup can wrongly match only an
+// entry of the same part and home slot, and that only with probability
+// 2^-(the field's bits) (see matchMass). Doubling the table takes each
+// entry's next home bit from its field, which then keeps one bit less:
+// what an entry keeps of its hash stays as it was stored.
 type visited struct {
 	compact bool
 	table   []uint64
 	shift   uint // 64 - log2(len(table))
 	n       uint64
 	keys    *arena // exact mode
+
+	// Hash-compact mode. mass is the sum over the entries of 2^-b, b the
+	// bits of its hash an entry keeps beyond the part's: the expected
+	// number of entries that a lookup of a state not stored matches.
+	// unit is what an entry stored now adds to it. looked is the sum,
+	// over the lookups that stored a state, of mass before each. far is
+	// how far from its home slot an entry may lie (1<<dispBits; less in
+	// tests).
+	mass, unit, looked float64
+	far                uint64
 }
 
 const (
 	offBits = 36 // a 64 GiB key arena
 	offMask = 1<<offBits - 1
-	tagBits = 64 - offBits
+
+	dispBits  = 12 // an entry's distance from its home slot (hash-compact mode)
+	fieldBits = 64 - dispBits
+	fieldMask = 1<<fieldBits - 1
+	remBits   = fieldBits - 1 // the hash bits a field keeps when stored; then the marker
 )
 
+// newVisited returns an empty table (keys: exact mode's arena, or nil).
 func newVisited(compact bool, keys *arena) *visited {
-	const bits = 12
-	return &visited{compact: compact, table: make([]uint64, 1<<bits), shift: 64 - bits, keys: keys}
+	return newTable(compact, 12, keys)
 }
 
-// entryHash is what an entry keeps of its key's hash: all of it in
-// hash-compact mode, its tag (in the top bits) in exact mode.
-func (v *visited) entryHash(h uint64) uint64 {
-	if v.compact {
-		if h == 0 {
-			return 1
-		}
-		return h
-	}
-	return h &^ (1<<offBits - 1)
+// newTable returns an empty table of 2^k slots.
+func newTable(compact bool, k uint, keys *arena) *visited {
+	v := &visited{compact: compact, table: make([]uint64, 1<<k), shift: 64 - k, keys: keys, far: 1 << dispBits}
+	v.unit = math.Ldexp(1, -int(k+remBits))
+	return v
+}
+
+// tag is what an entry keeps of hash h in exact mode, in its top bits.
+func tag(h hash) uint64 { return h.Lo &^ offMask }
+
+// remainder is the remBits bits of h that follow the home slot's, in the
+// string of h.Lo's bits but the part's (the low ones), then h.Hi's.
+func (v *visited) remainder(h hash) uint64 {
+	k := 64 - v.shift // the home slot's bits
+	hi, lo := h.Lo&^(setParts-1)|h.Hi>>60, h.Hi<<4
+	return (hi<<k | lo>>v.shift) >> (64 - remBits)
+}
+
+// fieldMatches reports whether field f, in an entry of the home slot, keeps
+// the same bits as rem, a remainder at the table's size.
+func fieldMatches(f, rem uint64) bool {
+	tz := uint(bits.TrailingZeros64(f)) // the marker's: remBits - the bits f keeps
+	return f>>(tz+1) == rem>>tz
 }
 
 // home returns the entry in the home slot of hash h.
-func (v *visited) home(h uint64) uint64 { return v.table[v.entryHash(h)>>v.shift] }
+func (v *visited) home(h hash) uint64 { return v.table[h.Lo>>v.shift] }
 
 // touch reads the first byte of the key of entry e if e may be hash h's
 // (exact mode), so that comparing the keys finds it in cache.
-func (v *visited) touch(e, h uint64) byte {
-	if v.compact || e == 0 || e&^offMask != v.entryHash(h) {
+func (v *visited) touch(e uint64, h hash) byte {
+	if v.compact || e == 0 || e&^offMask != tag(h) {
 		return 0
 	}
 	off := e&offMask - 1
@@ -135,19 +179,28 @@ func (v *visited) touch(e, h uint64) byte {
 
 // find returns the slot of the key with hash h, or the empty slot where
 // it belongs.
-func (v *visited) find(key []byte, h uint64) (uint64, bool) {
+func (v *visited) find(key []byte, h hash) (uint64, bool) {
 	mask := uint64(len(v.table) - 1)
-	eh := v.entryHash(h)
-	for i := eh >> v.shift; ; i = (i + 1) & mask {
-		e := v.table[i]
-		switch {
-		case e == 0:
-			return i, false
-		case v.compact:
-			if e == eh {
+	home := h.Lo >> v.shift
+	if v.compact {
+		rem := v.remainder(h)
+		for i := home; ; i = (i + 1) & mask {
+			e := v.table[i]
+			if e == 0 {
+				return i, false
+			}
+			if (i-e>>fieldBits)&mask == home && fieldMatches(e&fieldMask, rem) {
 				return i, true
 			}
-		case e&^offMask == eh && bytes.Equal(v.keys.key(e&offMask-1), key):
+		}
+	}
+	t := tag(h)
+	for i := home; ; i = (i + 1) & mask {
+		e := v.table[i]
+		if e == 0 {
+			return i, false
+		}
+		if e&^offMask == t && bytes.Equal(v.keys.key(e&offMask-1), key) {
 			return i, true
 		}
 	}
@@ -155,14 +208,14 @@ func (v *visited) find(key []byte, h uint64) (uint64, bool) {
 
 // insert adds the key with hash h unless it is there, and reports whether
 // it was added. In exact mode, it stores the key in the arena.
-func (v *visited) insert(key []byte, h uint64) bool {
+func (v *visited) insert(key []byte, h hash) bool {
 	_, added := v.store(key, h)
 	return added
 }
 
 // store is insert that also returns, in exact mode, the key's offset in
 // the arena when it was added.
-func (v *visited) store(key []byte, h uint64) (uint64, bool) {
+func (v *visited) store(key []byte, h hash) (uint64, bool) {
 	if (v.n+1)*4 > uint64(len(v.table))*3 {
 		v.grow()
 	}
@@ -170,22 +223,70 @@ func (v *visited) store(key []byte, h uint64) (uint64, bool) {
 	if found {
 		return 0, false
 	}
-	e := v.entryHash(h)
-	var off uint64
-	if !v.compact {
-		off = v.keys.add(key)
-		if off >= offMask {
-			panic("checker: key arena beyond 64 GiB")
-		}
-		e |= off + 1
+	if v.compact {
+		v.looked += v.mass
+		v.put(h.Lo>>v.shift, v.remainder(h)<<1|1, 64-v.shift)
+		return 0, true
 	}
-	v.table[i] = e
+	off := v.keys.add(key)
+	if off >= offMask {
+		panic("checker: key arena beyond 64 GiB")
+	}
+	v.table[i] = tag(h) | (off + 1)
 	v.n++
 	return off, true
 }
 
+// put adds a hash-compact entry, of home slot home and field f in a
+// table of 2^k slots (no more than v's), without looking for it: to the
+// first empty slot from its home on, the table doubled first while that
+// lies too far (v.far) from its home.
+func (v *visited) put(home, f uint64, k uint) {
+	for {
+		if by := 64 - v.shift - k; by > 0 {
+			home, f = rehome(home, f, by)
+			k += by
+		}
+		if v.place(home, f) {
+			break
+		}
+		v.grow()
+	}
+	v.n++
+	v.mass += math.Ldexp(v.unit, bits.TrailingZeros64(f)) // the bits f no longer keeps
+}
+
+// place puts a hash-compact entry in the first empty slot from home on,
+// unless that lies too far from home.
+func (v *visited) place(home, f uint64) bool {
+	mask := uint64(len(v.table) - 1)
+	for d := range v.far {
+		if i := (home + d) & mask; v.table[i] == 0 {
+			v.table[i] = d<<fieldBits | f
+			return true
+		}
+	}
+	return false
+}
+
+// rehome returns the home slot and field, in a table 2^by times as
+// large, of a hash-compact entry of home slot home and field f: the
+// field's first by bits move to the home slot's.
+func rehome(home, f uint64, by uint) (uint64, uint64) {
+	if bits.TrailingZeros64(f) > remBits-int(by) {
+		panic("checker: a hash-compact entry has no bits left for a larger table") // 2^remBits times its size when stored
+	}
+	return home<<by | f>>(fieldBits-by), f << by & fieldMask
+}
+
 // grow doubles the table.
 func (v *visited) grow() {
+	if v.compact {
+		old := v.table
+		for by := uint(1); !v.rebuild(old, by); by++ {
+		}
+		return
+	}
 	old := v.table
 	v.table = make([]uint64, 2*len(old))
 	v.shift--
@@ -194,16 +295,37 @@ func (v *visited) grow() {
 		if e == 0 {
 			continue
 		}
-		h := e
-		if !v.compact && v.shift < offBits { // the tag no longer holds the home slot
+		h := hash{Lo: e}
+		if v.shift < offBits { // the tag no longer holds the home slot
 			h = hashKey(v.keys.key(e&offMask - 1))
 		}
-		i := h >> v.shift
+		i := h.Lo >> v.shift
 		for v.table[i] != 0 {
 			i = (i + 1) & mask
 		}
 		v.table[i] = e
 	}
+}
+
+// rebuild puts the hash-compact entries of table old into a new table
+// 2^by times as large, and reports whether each found a slot near enough
+// to its home (if not, v is left to be rebuilt again).
+func (v *visited) rebuild(old []uint64, by uint) bool {
+	k := 64 - v.shift + by // the new table's home slot bits
+	v.table = make([]uint64, len(old)<<by)
+	v.shift = 64 - k
+	v.unit = math.Ldexp(1, -int(k+remBits))
+	oldMask := uint64(len(old) - 1)
+	for j, e := range old {
+		if e == 0 {
+			continue
+		}
+		if !v.place(rehome((uint64(j)-e>>fieldBits)&oldMask, e&fieldMask, by)) {
+			v.shift += by // as it was, for the next try
+			return false
+		}
+	}
+	return true
 }
 
 // bytes is the table's size.
@@ -230,28 +352,28 @@ func newStateSet(compact bool) *stateSet {
 }
 
 // part is the index of the part that holds hash h.
-func part(h uint64) int { return int(h & (setParts - 1)) }
+func part(h hash) int { return int(h.Lo & (setParts - 1)) }
 
 // home and touch are the parts' (see visited.home and visited.touch):
 // loads that warm the cache for a lookup of hash h.
-func (s *stateSet) home(h uint64) uint64 { return s.parts[part(h)].home(h) }
+func (s *stateSet) home(h hash) uint64 { return s.parts[part(h)].home(h) }
 
-func (s *stateSet) touch(e, h uint64) byte { return s.parts[part(h)].touch(e, h) }
+func (s *stateSet) touch(e uint64, h hash) byte { return s.parts[part(h)].touch(e, h) }
 
 // insert adds a key to its part; only one goroutine at a time may insert
 // into a part.
-func (s *stateSet) insert(key []byte, h uint64) bool { return s.parts[part(h)].insert(key, h) }
+func (s *stateSet) insert(key []byte, h hash) bool { return s.parts[part(h)].insert(key, h) }
 
 // has reports whether the key with hash h is in the set. Goroutines may
 // look keys up together while none inserts.
-func (s *stateSet) has(key []byte, h uint64) bool {
+func (s *stateSet) has(key []byte, h hash) bool {
 	_, ok := s.parts[part(h)].find(key, h)
 	return ok
 }
 
 // store is insert that also returns, in exact mode, a reference to the key
 // stored (see key) when it was added.
-func (s *stateSet) store(key []byte, h uint64) (uint64, bool) {
+func (s *stateSet) store(key []byte, h hash) (uint64, bool) {
 	p := part(h)
 	off, added := s.parts[p].store(key, h)
 	return uint64(p)<<offBits | off, added
@@ -279,6 +401,31 @@ func (s *stateSet) bytes() uint64 {
 	return n
 }
 
+// matchMass is the expected number of stored states that a lookup of a
+// state not stored matches by hash compaction: the lookup is in one of
+// the parts, each as likely (0 in exact mode).
+func (s *stateSet) matchMass() float64 {
+	var m float64
+	for _, p := range s.parts {
+		m += p.mass
+	}
+	return m / setParts
+}
+
+// takeLooked returns the sum, over the lookups that stored a state in
+// hash-compact mode since it was last called, of the expected number of
+// states each matched (visited.looked), and starts it again. It adds the
+// parts' sums in their order, so that a search resumed from a checkpoint
+// adds the numbers the uninterrupted one did.
+func (s *stateSet) takeLooked() float64 {
+	var l float64
+	for _, p := range s.parts {
+		l += p.looked
+		p.looked = 0
+	}
+	return l
+}
+
 // compact turns an exact set into a hash-compact one: each key's hash
 // stays, the keys and their arenas go.
 func (s *stateSet) compact() {
@@ -286,7 +433,8 @@ func (s *stateSet) compact() {
 		c := compactVisited(p.n)
 		for _, e := range p.table {
 			if e != 0 {
-				c.insert(nil, hashKey(p.keys.key(e&offMask-1)))
+				h := hashKey(p.keys.key(e&offMask - 1))
+				c.put(h.Lo>>c.shift, c.remainder(h)<<1|1, 64-c.shift)
 			}
 		}
 		s.parts[i], s.arenas[i] = c, arena{}
@@ -297,10 +445,39 @@ func (s *stateSet) compact() {
 // grow one to. Entries taken in table order come sorted by home slot:
 // inserted into a smaller table, they would pile up in its first slots,
 // each insertion probing past all those before it.
-func compactVisited(n uint64) *visited {
-	bits := uint(12)
-	for n*4 > uint64(3)<<bits {
-		bits++
+func compactVisited(n uint64) *visited { return newTable(true, compactBits(n), nil) }
+
+// compactBits is log2 of the size of the table n entries grow one to.
+func compactBits(n uint64) uint {
+	k := uint(12)
+	for n*4 > uint64(3)<<k {
+		k++
 	}
-	return &visited{compact: true, table: make([]uint64, 1<<bits), shift: 64 - bits}
+	return k
+}
+
+// lower returns the home slot and field, in a table half as large, of a
+// hash-compact entry of home slot home and field f: the home slot's last
+// bit moves to the front of the field, whose last bit drops off if it has
+// no room (the entry then keeps one bit of its hash less).
+func lower(home, f uint64) (uint64, uint64) {
+	tz := uint(bits.TrailingZeros64(f))
+	r := remBits - tz // the bits f keeps
+	kept := (home&1)<<r | f>>(tz+1)
+	if r++; r > remBits {
+		kept >>= 1
+		r = remBits
+	}
+	return home >> 1, kept<<(fieldBits-r) | 1<<(remBits-r)
+}
+
+// entries calls f with the slot, home slot and field of each entry of a
+// hash-compact table.
+func (v *visited) entries(f func(slot, home, field uint64)) {
+	mask := uint64(len(v.table) - 1)
+	for j, e := range v.table {
+		if e != 0 {
+			f(uint64(j), (uint64(j)-e>>fieldBits)&mask, e&fieldMask)
+		}
+	}
 }

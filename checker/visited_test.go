@@ -1,7 +1,12 @@
 package checker
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -25,5 +30,282 @@ func BenchmarkCompact(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "states/s")
 		})
+	}
+}
+
+// TestVisitedAgainstMap: in both modes the visited set answers as a map
+// of the keys does, through every growth of its tables: each key is added
+// once, and every key added, and no other, is found after.
+func TestVisitedAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, 300_000)
+	for i := range keys {
+		k := make([]byte, 8+rng.IntN(24))
+		for j := range k {
+			k[j] = byte(rng.IntN(4)) // few values: many keys repeat
+		}
+		binary.LittleEndian.PutUint32(k, uint32(rng.IntN(len(keys)/2)))
+		keys[i] = k
+	}
+	for _, compact := range []bool{false, true} {
+		s, seen := newStateSet(compact), map[string]bool{}
+		for i, k := range keys[:len(keys)/2] {
+			if added := s.insert(k, hashKey(k)); added == seen[string(k)] {
+				t.Fatalf("compact %v: key %d added %v, seen before %v", compact, i, added, seen[string(k)])
+			}
+			seen[string(k)] = true
+		}
+		if s.len() != uint64(len(seen)) {
+			t.Fatalf("compact %v: %d stored, %d distinct keys", compact, s.len(), len(seen))
+		}
+		for i, k := range keys {
+			if got := s.has(k, hashKey(k)); got != seen[string(k)] {
+				t.Fatalf("compact %v: key %d found %v, stored %v", compact, i, got, seen[string(k)])
+			}
+		}
+		var grown int
+		for _, p := range s.parts {
+			grown = max(grown, len(p.table))
+		}
+		t.Logf("compact %v: %d distinct keys, tables up to %d slots", compact, len(seen), grown)
+	}
+}
+
+// found reports whether a hash-compact table matches hash h.
+func found(v *visited, h hash) bool {
+	_, ok := v.find(nil, h)
+	return ok
+}
+
+// sBit is bit i of the string of a hash's bits that a hash-compact table
+// keeps: h.Lo's from the top down to the part's, then h.Hi's.
+func sBit(h hash, i int) uint64 {
+	if i < 60 {
+		return h.Lo >> (63 - i) & 1
+	}
+	return h.Hi >> (63 - (i - 60)) & 1
+}
+
+// flip is h with bit i of that string flipped.
+func flip(h hash, i int) hash {
+	if i < 60 {
+		h.Lo ^= 1 << (63 - i)
+	} else {
+		h.Hi ^= 1 << (63 - (i - 60))
+	}
+	return h
+}
+
+// keptEntry is a hash stored in a hash-compact table and how many bits of
+// the string (sBit) its entry keeps: the home slot's when stored, and
+// remBits more.
+type keptEntry struct {
+	h    hash
+	bits int
+}
+
+// matchesKept reports whether h agrees with e's hash on the bits e keeps.
+func matchesKept(h hash, e keptEntry) bool {
+	for i := range e.bits {
+		if sBit(h, i) != sBit(e.h, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCompactKeepsItsBits checks hash compaction against brute force: a
+// lookup matches exactly the entries whose hash agrees with its own on
+// the bits each keeps (its home slot's when stored, and remBits more),
+// through the table's doublings; mass is the sum of 2^-(those bits), and
+// looked the sum of mass before each state stored. The hashes looked up
+// are stored ones with one bit flipped near the last bit they keep.
+func TestCompactKeepsItsBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	v := newVisited(true, nil)
+	var stored []keptEntry
+	var mass, looked float64
+	random := func() hash { return hash{Lo: rng.Uint64() &^ (setParts - 1), Hi: rng.Uint64()} } // one part
+	var hits, misses int
+	for round := range 60 {
+		for range 1000 << (round / 10) { // the table doubles every few rounds
+			h := random()
+			looked += mass
+			if !v.insert(nil, h) {
+				t.Fatalf("a random hash was found in a table of %d", v.n)
+			}
+			stored = append(stored, keptEntry{h, 64 - int(v.shift) + remBits})
+			mass += math.Ldexp(1, -stored[len(stored)-1].bits)
+		}
+		for range 200 {
+			e := stored[rng.IntN(len(stored))]
+			i := e.bits - 4 + rng.IntN(8)
+			if rng.IntN(4) == 0 {
+				i = rng.IntN(124)
+			}
+			x := flip(e.h, i)
+			want := false
+			for _, y := range stored {
+				want = want || matchesKept(x, y)
+			}
+			if got := found(v, x); got != want {
+				t.Fatalf("round %d: bit %d of an entry keeping %d flipped: found %v, want %v", round, i, e.bits, got, want)
+			}
+			if want {
+				hits++
+				continue
+			}
+			misses++
+			looked += mass
+			if !v.insert(nil, x) {
+				t.Fatalf("round %d: a hash no entry matches was not stored", round)
+			}
+			stored = append(stored, keptEntry{x, 64 - int(v.shift) + remBits})
+			mass += math.Ldexp(1, -stored[len(stored)-1].bits)
+		}
+	}
+	if v.n != uint64(len(stored)) || v.mass != mass || v.looked != looked {
+		t.Fatalf("%d entries, mass %g, looked %g; want %d, %g, %g", v.n, v.mass, v.looked, len(stored), mass, looked)
+	}
+	var fromTable float64
+	v.entries(func(_, _, f uint64) {
+		fromTable += math.Ldexp(1, bits.TrailingZeros64(f)-int(64-v.shift+remBits))
+	})
+	if fromTable != mass {
+		t.Fatalf("the entries' fields give mass %g, want %g", fromTable, mass)
+	}
+	if hits == 0 || misses == 0 {
+		t.Fatalf("%d hits, %d misses", hits, misses)
+	}
+	t.Logf("%d entries in 2^%d slots, %d lookups found, %d not; mass %.3g", v.n, 64-v.shift, hits, misses, mass)
+}
+
+// TestCompactFarFromHome: an entry that would lie too far from its home
+// slot makes the table double first, as often as it takes, and each entry
+// keeps the bits of its hash it kept: checked against brute force as in
+// TestCompactKeepsItsBits, with entries allowed only a few slots from
+// home, so that it happens all the time.
+func TestCompactFarFromHome(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, far := range []uint64{2, 4} {
+		v := newVisited(true, nil)
+		v.far = far
+		var stored []keptEntry
+		var mass float64
+		var originals []int // stored entries not near another, each copied at most once
+		for range 3000 {
+			h := hash{Lo: rng.Uint64() &^ (setParts - 1), Hi: rng.Uint64()}
+			near := rng.IntN(2) == 0 && len(originals) > 0
+			if near { // two entries that share a long prefix share a home slot in any table
+				i := rng.IntN(len(originals))
+				e := stored[originals[i]]
+				originals = slices.Delete(originals, i, i+1)
+				h = flip(e.h, e.bits-3+rng.IntN(6))
+			}
+			want := false
+			for _, y := range stored {
+				want = want || matchesKept(h, y)
+			}
+			k := int(64 - v.shift) // the table's size when the entry is stored: doubled first if it is 3/4 full
+			if (v.n+1)*4 > uint64(len(v.table))*3 {
+				k++
+			}
+			if added := v.insert(nil, h); added == want {
+				t.Fatalf("far %d: added %v, an entry matches %v", far, added, want)
+			}
+			if !want {
+				if !near {
+					originals = append(originals, len(stored))
+				}
+				stored = append(stored, keptEntry{h, k + remBits})
+				mass += math.Ldexp(1, -(k + remBits))
+			}
+		}
+		for i, e := range stored {
+			if !found(v, e.h) {
+				t.Fatalf("far %d: entry %d lost", far, i)
+			}
+		}
+		if v.n != uint64(len(stored)) || v.mass != mass {
+			t.Fatalf("far %d: %d entries, mass %g; want %d, %g", far, v.n, v.mass, len(stored), mass)
+		}
+		t.Logf("far %d: %d entries in 2^%d slots", far, v.n, 64-v.shift)
+	}
+}
+
+// TestGrowFarFromHome: doubling a table can leave an entry too far from
+// its home slot; grow then tries a table four times as large, and so on.
+// Tiny tables, entries allowed two slots from home, every entry still
+// found after.
+func TestGrowFarFromHome(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var twice int
+	for range 20_000 {
+		v := newTable(true, 4, nil)
+		v.far = 2
+		var hs []hash
+		for range 2 + rng.IntN(10) {
+			h := hash{Lo: rng.Uint64(), Hi: rng.Uint64()}
+			if v.place(h.Lo>>v.shift, v.remainder(h)<<1|1) {
+				hs = append(hs, h)
+				v.n++
+			}
+		}
+		v.grow()
+		if k := 64 - v.shift; k > 5 {
+			twice++
+		}
+		for i, h := range hs {
+			if !found(v, h) {
+				t.Fatalf("%d entries in 2^%d slots: entry %d lost", len(hs), 64-v.shift, i)
+			}
+		}
+	}
+	if twice == 0 {
+		t.Fatal("no table had to grow more than twice as large")
+	}
+	t.Logf("%d of 20000 tables grew more than twice as large", twice)
+}
+
+// TestLowerKeepsMatches: an entry moved into a table half as large
+// (lower, as a checkpoint writes a table at the size it had when its level
+// started) still matches every hash it matched, keeps the same bits if it
+// has room (and rehome undoes it), and otherwise loses only its last.
+func TestLowerKeepsMatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	big := newVisited(true, nil)
+	var hs []hash
+	for range 100_000 {
+		h := hash{Lo: rng.Uint64(), Hi: rng.Uint64()}
+		hs = append(hs, h)
+		big.insert(nil, h)
+	}
+	k := 64 - big.shift
+	for _, by := range []uint{1, 3} {
+		small := newTable(true, k-by, nil)
+		var truncated int
+		big.entries(func(_, home, f uint64) {
+			h, g := home, f
+			for range by {
+				h, g = lower(h, g)
+			}
+			if room := bits.TrailingZeros64(f) >= int(by); room {
+				if h2, g2 := rehome(h, g, by); h2 != home || g2 != f {
+					t.Fatalf("rehome(lower(%x, %x)) = %x, %x", home, f, h2, g2)
+				}
+			} else {
+				truncated++
+			}
+			small.put(h, g, k-by)
+		})
+		for i, h := range hs {
+			if !found(small, h) {
+				t.Fatalf("lowered by %d: hash %d lost", by, i)
+			}
+		}
+		if small.mass < big.mass || truncated == 0 && small.mass != big.mass {
+			t.Fatalf("lowered by %d: mass %g, was %g (%d entries lost bits)", by, small.mass, big.mass, truncated)
+		}
+		t.Logf("lowered by %d: %d of %d entries lost bits; mass %.3g, was %.3g", by, truncated, big.n, small.mass, big.mass)
 	}
 }
