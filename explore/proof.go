@@ -60,7 +60,7 @@ type reductions struct {
 	// state stored (BFSResult.Reduction).
 	Symmetry []string `json:"symmetry"`
 	Factor   float64  `json:"symmetryFactor"`
-	// HashCompaction tells that states were stored as 64-bit hashes (from
+	// HashCompaction tells that states were stored as hashes (from
 	// the start, or from CompactedAt states on, at the memory budget);
 	// OmissionBound bounds the chance that a state was missed.
 	HashCompaction bool    `json:"hashCompaction"`

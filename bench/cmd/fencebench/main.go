@@ -6,7 +6,7 @@
 //	fencebench -ops 1 -runs exact:1,exact:0,hc:1,hc:0
 //
 // A run is mode:goroutines, mode exact (the states themselves are stored)
-// or hc (64-bit hash compaction); goroutines 0 means GOMAXPROCS.
+// or hc (hash compaction); goroutines 0 means GOMAXPROCS.
 package main
 
 import (
