@@ -94,10 +94,10 @@ type BFSOptions struct {
 	// parameters), which a checkpoint records and Resume compares: the
 	// machine's design itself cannot be.
 	Variant string
-	// SpillDir is where levels go when the frontier does not fit in
-	// MaxMemory (or with Spill); default Checkpoint, else a temporary
-	// directory removed at the end. Spill keeps every level after the
-	// first on disk from the start.
+	// SpillDir is where levels, and the parent links, go when the frontier
+	// does not fit in MaxMemory (or with Spill); default Checkpoint, else a
+	// temporary directory removed at the end. Spill keeps every level
+	// after the first, and the links, on disk from the start.
 	SpillDir string
 	Spill    bool
 }
@@ -206,7 +206,9 @@ type BFSResult struct {
 	Elapsed time.Duration `json:"elapsed"`
 	Rate    float64       `json:"rate"`
 	// StoredBytes is the memory of the visited set and the parent links
-	// the counterexample is rebuilt from; BytesPerState is StoredBytes /
+	// the counterexample is rebuilt from (those in memory: a search that
+	// keeps its levels on disk keeps its links there too, but the last
+	// block of 65,536); BytesPerState is StoredBytes /
 	// States. FrontierBytes is the peak memory of the states waiting to be
 	// expanded and their candidate successors (transient, not included).
 	// PeakHeapBytes is the peak of the Go heap in use, sampled after each
@@ -433,6 +435,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.start = time.Now()
 	b.lastProgress = b.start
 	defer b.disk.close()
+	defer b.paths.close()
 	init := b.m.Init()
 	key, orbit := b.exps[0].canon.Key(&init, nil)
 	b.seen.insert(key, hashKey(key))
@@ -471,17 +474,23 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	stopped = b.checkpointAtEnd(stopped)
 	res := b.result(stopped)
 	if stop.ok {
-		res.Counterexample, res.Violation = b.rebuild(stop, b.stop)
-		res.ViolationIDs, res.Trace = res.Violation.IDs(), trace(res.Counterexample)
+		if run, v := b.rebuild(stop, b.stop); run != nil {
+			res.Counterexample, res.Violation = run, v
+			res.ViolationIDs, res.Trace = v.IDs(), trace(run)
+		}
 	}
 	for i := range maxInvariants {
 		if e := b.first[i]; e.ok {
-			run, _ := b.rebuild(e, spec.Set(1)<<i)
-			res.Shortest = append(res.Shortest, Shortest{Invariant: (spec.Set(1) << i).IDs()[0],
-				Length: len(run.Actions), Trace: trace(run), Run: run})
+			if run, _ := b.rebuild(e, spec.Set(1)<<i); run != nil {
+				res.Shortest = append(res.Shortest, Shortest{Invariant: (spec.Set(1) << i).IDs()[0],
+					Length: len(run.Actions), Trace: trace(run), Run: run})
+			}
 		}
 	}
 	b.disk.report(&res)
+	if res.Err != nil { // a counterexample's links could not be read
+		res.Stopped, res.Complete = StopError, false
+	}
 	return res
 }
 
@@ -549,6 +558,10 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 		}
 		b.collect()
 		b.merge()
+		if err := b.paths.err; err != nil {
+			b.disk.fail(err)
+			return StopError, edge{}
+		}
 	}
 	return b.switchLevel(nextStart), edge{}
 }
@@ -1093,31 +1106,3 @@ func (b *bfs) result(stopped string) BFSResult {
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
 	return r
 }
-
-// pathChunk is how many parent links one block of a pathStore holds.
-const pathChunk = 1 << 16
-
-// pathStore holds, for each state in discovery order, its parent's index
-// and the index of the action in Enabled(parent) that reached it: 6 bytes
-// a state, in blocks, so that growing never copies.
-type pathStore struct {
-	parent [][]uint32
-	act    [][]uint16
-	n      int
-}
-
-func (p *pathStore) add(parent uint32, act uint16) {
-	if p.n%pathChunk == 0 {
-		p.parent = append(p.parent, make([]uint32, pathChunk))
-		p.act = append(p.act, make([]uint16, pathChunk))
-	}
-	p.parent[p.n/pathChunk][p.n%pathChunk] = parent
-	p.act[p.n/pathChunk][p.n%pathChunk] = act
-	p.n++
-}
-
-func (p *pathStore) get(i uint32) (uint32, uint16) {
-	return p.parent[i/pathChunk][i%pathChunk], p.act[i/pathChunk][i%pathChunk]
-}
-
-func (p *pathStore) bytes() uint64 { return uint64(len(p.parent)) * pathChunk * 6 }

@@ -2,7 +2,9 @@ package checker
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -17,7 +19,8 @@ import (
 // taking at each step the first enabled action whose successor lies in
 // the next orbit (and, at the last step, violates a stop invariant). The
 // model's steps commute with renaming and with Normalize, so such an
-// action always exists.
+// action always exists. It returns nil if the links on disk cannot be
+// read (b.disk.err).
 func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	m := b.m
 	canon := b.exps[0].canon
@@ -26,6 +29,10 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 		p, a := b.paths.get(i)
 		acts = append(acts, a)
 		i = p
+	}
+	if err := b.paths.err; err != nil {
+		b.disk.fail(err)
+		return nil, 0
 	}
 	slices.Reverse(acts)
 
@@ -72,4 +79,136 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 		}
 	}
 	panic("checker: empty counterexample")
+}
+
+// pathChunk is how many parent links one block of a pathStore holds.
+const pathChunk = 1 << 16
+
+// linkBlock is the bytes of a block of links on disk: its parents
+// (uint32), then its actions (uint16), little-endian.
+const linkBlock = pathChunk * 6
+
+// pathStore holds, for each state in discovery order, its parent's index
+// and the index of the action in Enabled(parent) that reached it: 6 bytes
+// a state, in blocks, so that growing never copies. Once the search keeps
+// its levels on disk, so are the links (toDisk): every full block is
+// written to a file and leaves memory, and the few links a counterexample
+// needs are read back.
+type pathStore struct {
+	parent [][]uint32 // nil: the block is on disk
+	act    [][]uint16
+	n      int
+	file   *os.File // the blocks on disk, at linkBlock times their index
+	err    error    // the first error writing or reading it
+	buf    []byte   // a block's bytes, to write
+}
+
+// add appends a state's link.
+func (p *pathStore) add(parent uint32, act uint16) {
+	if p.n%pathChunk == 0 {
+		var par []uint32
+		var acts []uint16
+		if c := p.n/pathChunk - 1; p.file != nil && c >= 0 && p.parent[c] != nil { // the block just filled goes to disk
+			p.write(c)
+			par, acts = p.parent[c], p.act[c] // and its memory takes the next block
+			p.parent[c], p.act[c] = nil, nil
+		} else {
+			par, acts = make([]uint32, pathChunk), make([]uint16, pathChunk)
+		}
+		p.parent, p.act = append(p.parent, par), append(p.act, acts)
+	}
+	p.parent[p.n/pathChunk][p.n%pathChunk] = parent
+	p.act[p.n/pathChunk][p.n%pathChunk] = act
+	p.n++
+}
+
+// get returns the link of state i (zero, with p.err set, if reading it
+// failed).
+func (p *pathStore) get(i uint32) (uint32, uint16) {
+	c, j := i/pathChunk, i%pathChunk
+	if p.parent[c] != nil {
+		return p.parent[c][j], p.act[c][j]
+	}
+	var buf [6]byte
+	at := int64(c) * linkBlock
+	p.read(buf[:4], at+int64(j)*4)
+	p.read(buf[4:], at+pathChunk*4+int64(j)*2)
+	return binary.LittleEndian.Uint32(buf[:]), binary.LittleEndian.Uint16(buf[4:])
+}
+
+// block returns block c's links: in memory, or read from disk into buf
+// (then it sets p.err if reading failed).
+func (p *pathStore) block(c int, buf []byte) ([]uint32, []uint16) {
+	if p.parent[c] != nil {
+		return p.parent[c], p.act[c]
+	}
+	buf = buf[:linkBlock]
+	p.read(buf, int64(c)*linkBlock)
+	par, act := make([]uint32, pathChunk), make([]uint16, pathChunk)
+	for i := range par {
+		par[i] = binary.LittleEndian.Uint32(buf[4*i:])
+		act[i] = binary.LittleEndian.Uint16(buf[pathChunk*4+2*i:])
+	}
+	return par, act
+}
+
+// toDisk sends the links to a new file in dir: the full blocks now, each
+// later one as it fills.
+func (p *pathStore) toDisk(dir string) error {
+	if p.file != nil {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, "bfs-links-*.spill")
+	if err != nil {
+		return err
+	}
+	p.file = f
+	for c := range p.n / pathChunk {
+		if p.parent[c] != nil {
+			p.write(c)
+			p.parent[c], p.act[c] = nil, nil
+		}
+	}
+	return p.err
+}
+
+// write writes block c to the file.
+func (p *pathStore) write(c int) {
+	buf := p.buf[:0]
+	for _, v := range p.parent[c] {
+		buf = binary.LittleEndian.AppendUint32(buf, v)
+	}
+	for _, v := range p.act[c] {
+		buf = binary.LittleEndian.AppendUint16(buf, v)
+	}
+	p.buf = buf
+	if _, err := p.file.WriteAt(buf, int64(c)*linkBlock); err != nil && p.err == nil {
+		p.err = fmt.Errorf("parent links file %s: %w", p.file.Name(), err)
+	}
+}
+
+// read fills buf from the file at off.
+func (p *pathStore) read(buf []byte, off int64) {
+	if _, err := p.file.ReadAt(buf, off); err != nil && p.err == nil {
+		p.err = fmt.Errorf("parent links file %s: %w", p.file.Name(), err)
+	}
+}
+
+// close deletes the file.
+func (p *pathStore) close() {
+	if p.file != nil {
+		remove(p.file)
+		p.file = nil
+	}
+}
+
+// bytes is the memory of the links: the blocks not on disk.
+func (p *pathStore) bytes() uint64 {
+	var n uint64
+	for _, b := range p.parent {
+		if b != nil {
+			n += pathChunk * 6
+		}
+	}
+	return n
 }

@@ -188,6 +188,7 @@ func (b *bfs) begin() error {
 			return err
 		}
 		d.next = w
+		return b.paths.toDisk(d.dir)
 	}
 	return nil
 }
@@ -360,16 +361,24 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 
 	// The parent links of the states stored at the mark.
 	w.u64(mk.states)
+	var buf []byte // a block of them read from disk
 	for i := uint64(0); i < mk.states; i += pathChunk {
 		n := min(pathChunk, mk.states-i)
+		if buf == nil && b.paths.file != nil {
+			buf = make([]byte, linkBlock)
+		}
+		parent, act := b.paths.block(int(i/pathChunk), buf)
+		if err := b.paths.err; err != nil {
+			return err
+		}
 		block := w.block[:0]
-		for _, p := range b.paths.parent[i/pathChunk][:n] {
+		for _, p := range parent[:n] {
 			if block = binary.LittleEndian.AppendUint32(block, p); len(block) == blockBytes {
 				w.bytes(block)
 				block = block[:0]
 			}
 		}
-		for _, a := range b.paths.act[i/pathChunk][:n] {
+		for _, a := range act[:n] {
 			if block = binary.LittleEndian.AppendUint16(block, a); len(block) == blockBytes {
 				w.bytes(block)
 				block = block[:0]

@@ -373,6 +373,10 @@ func (b *bfs) spill(lo int) bool {
 	r.stride = b.curStride
 	r.seek(at, uint64(lo*chunkStates))
 	d.cur, b.cur, b.next, b.front = r, nil, nil, arena{} // their memory goes
+	if err := b.paths.toDisk(d.dir); err != nil {
+		d.fail(err)
+		return false
+	}
 	return true
 }
 

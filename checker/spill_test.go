@@ -84,8 +84,10 @@ func emptyDir(t *testing.T, what, dir string) {
 
 // TestBFSSpillSameResult: a search that keeps its levels on disk (Spill)
 // finds what one in memory finds: states, levels, verdicts, shortest
-// counterexamples, a shard's share; its level files are gone at the end,
-// and so is the temporary directory it makes when given none.
+// counterexamples (rebuilt from parent links read back from disk), a
+// shard's share, with the full blocks of links out of memory; its files
+// are gone at the end, and so is the temporary directory it makes when
+// given none.
 func TestBFSSpillSameResult(t *testing.T) {
 	ctx := context.Background()
 	gbf, err := spec.LookupVariant(designs.All(), "grant-before-fence")
@@ -95,6 +97,7 @@ func TestBFSSpillSameResult(t *testing.T) {
 	cases := append(searchCases(t, wideConfig), searchCase{"grant-before-fence, stop at fencing", newMachine(t, baseConfig, gbf.Design),
 		BFSOptions{Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers}},
 		faultsCase(t)) // levels of several batches, whose subsumed states are marked a batch at a time from the level's file
+	var linksOnDisk uint64
 	for _, tc := range cases {
 		want := BFS(ctx, tc.m, tc.opt)
 		if tc.opt.Reduce != 0 && want.Subsumed == 0 {
@@ -107,7 +110,16 @@ func TestBFSSpillSameResult(t *testing.T) {
 		if want.SpilledBytes != 0 || got.SpilledBytes == 0 || got.Checkpoint != "" {
 			t.Fatalf("%s: %d bytes spilled in memory, %d on disk", tc.name, want.SpilledBytes, got.SpilledBytes)
 		}
+		onDisk := want.States / pathChunk * linkBlock // the full blocks of parent links
+		if want.StoredBytes-got.StoredBytes != onDisk {
+			t.Fatalf("%s: %d bytes stored in memory, %d spilled, want %d less (the parent links' full blocks)", tc.name,
+				want.StoredBytes, got.StoredBytes, onDisk)
+		}
+		linksOnDisk += onDisk
 		emptyDir(t, tc.name, opt.SpillDir)
+	}
+	if linksOnDisk == 0 {
+		t.Fatal("no search had a full block of parent links to put on disk")
 	}
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -140,3 +152,48 @@ func TestBFSSpillAtBudget(t *testing.T) {
 }
 
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
+
+// TestPathStoreOnDisk: parent links sent to disk part way read back as
+// they were written, a link at a time and a block at a time, leave memory
+// block by block, and a file that cannot be read is an error, not a panic.
+func TestPathStoreOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	var p pathStore
+	link := func(i int) (uint32, uint16) { return uint32(i * 7), uint16(i % 5000) }
+	const n = 5*pathChunk + 123
+	for i := range n {
+		if i == 3*pathChunk+pathChunk/2 {
+			if err := p.toDisk(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.add(link(i))
+	}
+	if p.err != nil || p.bytes() != 6*pathChunk { // the partial block alone
+		t.Fatalf("%d bytes of links in memory (%v)", p.bytes(), p.err)
+	}
+	for i := range n {
+		if gp, ga := p.get(uint32(i)); gp != uint32(i*7) || ga != uint16(i%5000) {
+			t.Fatalf("link %d: %d %d", i, gp, ga)
+		}
+	}
+	buf := make([]byte, linkBlock)
+	for c := range n / pathChunk {
+		par, act := p.block(c, buf)
+		for j := range pathChunk {
+			if wp, wa := link(c*pathChunk + j); par[j] != wp || act[j] != wa {
+				t.Fatalf("block %d, link %d: %d %d", c, j, par[j], act[j])
+			}
+		}
+	}
+	name := p.file.Name()
+	p.file.Close()
+	p.get(1)
+	if p.err == nil {
+		t.Fatal("a link read from a closed file: no error")
+	}
+	p.close()
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Fatalf("%s left: %v", name, err)
+	}
+}
