@@ -178,8 +178,8 @@ type BFSResult struct {
 	Subsumed uint64 `json:"subsumed,omitempty"`
 	// Probes counts the lookups of simulating states in the visited set
 	// (ReduceBudgets, ReduceAges, and the marking of subsumed states). With
-	// hash compaction each is a chance of a wrong match against the states
-	// stored when it was made, which OmissionBound counts.
+	// hash compaction each is a chance of a wrong match, which
+	// OmissionBound counts.
 	Probes uint64 `json:"probes,omitempty"`
 	// Violated is every invariant violated by some judged transition (for a
 	// search that stopped, the transitions of the levels before the last

@@ -226,7 +226,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store 64 bits of a hash per state, not the state (the chance of a missed state is reported)")
 	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
-	memBudget := memoryFlag(fs, "bfs: a budget of Go heap: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); when the heap reaches it the frontier goes to disk (--spill-dir), then the visited set to hash compaction (--compact-at-budget), then the search stops cleanly, incomplete (exit 3); while it runs the runtime's memory limit is held at the budget and a sixteenth, so that freed memory is returned")
+	memBudget := memoryFlag(fs, "bfs: a budget of Go heap: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); when the heap reaches it the frontier and the parent links go to disk (--spill-dir), then the visited set to hash compaction (--compact-at-budget), then the search stops cleanly, incomplete (exit 3); while it runs the runtime's memory limit is held at the budget and a sixteenth, so that freed memory is returned")
 	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory (the frontier gone to disk first), switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
 	disk := newDiskFlags(fs)
 	reduce := reduceFlag(fs)

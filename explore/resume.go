@@ -23,7 +23,7 @@ func newDiskFlags(fs *flag.FlagSet) diskFlags {
 		resume: fs.String("resume", "", "bfs: go on from the checkpoint in this directory, saving the next ones there (unless --checkpoint); "+
 			"the other flags must describe the same search (variant, bounds, --invariant, --unexpected, --hash-compact, --shard), budgets may change; the result is an uninterrupted search's"),
 		every: fs.Duration("checkpoint-every", 0, "bfs: with --checkpoint, save at most once this long at the start of a level (0: every level); the search always saves when it stops"),
-		spillDir: fs.String("spill-dir", "", "bfs: where the levels go when the frontier does not fit in --max-memory "+
+		spillDir: fs.String("spill-dir", "", "bfs: where the levels and the parent links go when the frontier does not fit in --max-memory "+
 			"(default: the checkpoint directory, else a temporary directory removed at the end)"),
 	}
 }
