@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/model"
@@ -195,5 +197,42 @@ func TestPathStoreOnDisk(t *testing.T) {
 	p.close()
 	if _, err := os.Stat(name); !os.IsNotExist(err) {
 		t.Fatalf("%s left: %v", name, err)
+	}
+}
+
+// TestBFSLinksFileLost: a search whose parent links file can no longer be
+// written, or read for its counterexample, stops with StopError naming
+// it, and leaves no file.
+func TestBFSLinksFileLost(t *testing.T) {
+	ctb, err := spec.LookupVariant(designs.All(), "check-then-write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []searchCase{faultsCase(t), {"check-then-write, stop at fencing", newMachine(t, faultsConfig, ctb.Design),
+		BFSOptions{Variant: ctb.Name, Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers, Reduce: model.Reductions}}} {
+		opt := tc.opt
+		opt.Spill, opt.SpillDir, opt.ProgressEvery = true, t.TempDir(), time.Nanosecond
+		want := BFS(context.Background(), tc.m, opt)
+		if want.States <= pathChunk {
+			t.Fatalf("%s: %d states, no block of links on disk", tc.name, want.States)
+		}
+		b := newBFS(tc.m, opt)
+		lost := func(p BFSProgress) bool { // a block written before; for a violation, none written after
+			if tc.opt.Stop != 0 {
+				return p.Depth == want.MaxDepth
+			}
+			return b.paths.n > 2*pathChunk
+		}
+		b.opt.Progress = func(p BFSProgress) { // in the search's leading goroutine, while no link is written
+			if b.paths.file != nil && lost(p) {
+				b.paths.file.Close()
+			}
+		}
+		r := b.run(context.Background())
+		if r.Stopped != StopError || r.Err == nil || !strings.Contains(r.Err.Error(), "parent links file") || r.Counterexample != nil {
+			t.Fatalf("%s: %s after %d states: %v", tc.name, r.Stopped, r.States, r.Err)
+		}
+		emptyDir(t, tc.name, opt.SpillDir)
+		t.Logf("%s: %s after %d states: %v", tc.name, r.Stopped, r.States, r.Err)
 	}
 }
