@@ -136,20 +136,25 @@ func (p *pathStore) get(i uint32) (uint32, uint16) {
 	return binary.LittleEndian.Uint32(buf[:]), binary.LittleEndian.Uint16(buf[4:])
 }
 
-// block returns block c's links: in memory, or read from disk into buf
-// (then it sets p.err if reading failed).
-func (p *pathStore) block(c int, buf []byte) ([]uint32, []uint16) {
-	if p.parent[c] != nil {
-		return p.parent[c], p.act[c]
+// appendBlock appends the first n links of block c encoded as the file
+// and a checkpoint hold them: the parents (uint32), then the actions
+// (uint16), little-endian. A block on disk is read back (p.err is set if
+// that failed).
+func (p *pathStore) appendBlock(dst []byte, c, n int) []byte {
+	if p.parent[c] == nil {
+		at := len(dst)
+		dst = slices.Grow(dst, 6*n)[:at+6*n]
+		p.read(dst[at:at+4*n], int64(c)*linkBlock)
+		p.read(dst[at+4*n:], int64(c)*linkBlock+4*pathChunk)
+		return dst
 	}
-	buf = buf[:linkBlock]
-	p.read(buf, int64(c)*linkBlock)
-	par, act := make([]uint32, pathChunk), make([]uint16, pathChunk)
-	for i := range par {
-		par[i] = binary.LittleEndian.Uint32(buf[4*i:])
-		act[i] = binary.LittleEndian.Uint16(buf[pathChunk*4+2*i:])
+	for _, v := range p.parent[c][:n] {
+		dst = binary.LittleEndian.AppendUint32(dst, v)
 	}
-	return par, act
+	for _, v := range p.act[c][:n] {
+		dst = binary.LittleEndian.AppendUint16(dst, v)
+	}
+	return dst
 }
 
 // toDisk sends the links to a new file in dir: the full blocks now, each
@@ -174,15 +179,8 @@ func (p *pathStore) toDisk(dir string) error {
 
 // write writes block c to the file.
 func (p *pathStore) write(c int) {
-	buf := p.buf[:0]
-	for _, v := range p.parent[c] {
-		buf = binary.LittleEndian.AppendUint32(buf, v)
-	}
-	for _, v := range p.act[c] {
-		buf = binary.LittleEndian.AppendUint16(buf, v)
-	}
-	p.buf = buf
-	if _, err := p.file.WriteAt(buf, int64(c)*linkBlock); err != nil && p.err == nil {
+	p.buf = p.appendBlock(p.buf[:0], c, pathChunk)
+	if _, err := p.file.WriteAt(p.buf, int64(c)*linkBlock); err != nil && p.err == nil {
 		p.err = fmt.Errorf("parent links file %s: %w", p.file.Name(), err)
 	}
 }

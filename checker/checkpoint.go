@@ -361,30 +361,13 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 
 	// The parent links of the states stored at the mark.
 	w.u64(mk.states)
-	var buf []byte // a block of them read from disk
+	var links []byte // a block of them, encoded
 	for i := uint64(0); i < mk.states; i += pathChunk {
-		n := min(pathChunk, mk.states-i)
-		if buf == nil && b.paths.file != nil {
-			buf = make([]byte, linkBlock)
-		}
-		parent, act := b.paths.block(int(i/pathChunk), buf)
+		links = b.paths.appendBlock(links[:0], int(i/pathChunk), int(min(pathChunk, mk.states-i)))
 		if err := b.paths.err; err != nil {
 			return err
 		}
-		block := w.block[:0]
-		for _, p := range parent[:n] {
-			if block = binary.LittleEndian.AppendUint32(block, p); len(block) == blockBytes {
-				w.bytes(block)
-				block = block[:0]
-			}
-		}
-		for _, a := range act[:n] {
-			if block = binary.LittleEndian.AppendUint16(block, a); len(block) == blockBytes {
-				w.bytes(block)
-				block = block[:0]
-			}
-		}
-		w.bytes(block)
+		w.bytes(links)
 	}
 
 	// The frontier: the keys (model.Machine.Encode) of the level's states.

@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"reflect"
 	"runtime"
@@ -156,7 +158,8 @@ func TestBFSSpillAtBudget(t *testing.T) {
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // TestPathStoreOnDisk: parent links sent to disk part way read back as
-// they were written, a link at a time and a block at a time, leave memory
+// they were written, a link at a time and a block (or its start) at a
+// time, encoded as the file and a checkpoint hold them, leave memory
 // block by block, and a file that cannot be read is an error, not a panic.
 func TestPathStoreOnDisk(t *testing.T) {
 	dir := t.TempDir()
@@ -179,12 +182,21 @@ func TestPathStoreOnDisk(t *testing.T) {
 			t.Fatalf("link %d: %d %d", i, gp, ga)
 		}
 	}
-	buf := make([]byte, linkBlock)
+	var want []byte // the blocks, encoded as the file holds them
 	for c := range n / pathChunk {
-		par, act := p.block(c, buf)
 		for j := range pathChunk {
-			if wp, wa := link(c*pathChunk + j); par[j] != wp || act[j] != wa {
-				t.Fatalf("block %d, link %d: %d %d", c, j, par[j], act[j])
+			par, _ := link(c*pathChunk + j)
+			want = binary.LittleEndian.AppendUint32(want, par)
+		}
+		for j := range pathChunk {
+			_, act := link(c*pathChunk + j)
+			want = binary.LittleEndian.AppendUint16(want, act)
+		}
+		for _, m := range []int{pathChunk, 1000} { // whole, and a part of each
+			got := p.appendBlock(nil, c, m)
+			w := want[len(want)-linkBlock:]
+			if !bytes.Equal(got[:4*m], w[:4*m]) || !bytes.Equal(got[4*m:], w[4*pathChunk:4*pathChunk+2*m]) {
+				t.Fatalf("block %d, its first %d links, differ", c, m)
 			}
 		}
 	}
