@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
@@ -307,12 +308,13 @@ type cand struct {
 	key    uint16 // length of the key
 }
 
-const candSize = 24 // bytes of a cand
+const candSize = uint64(unsafe.Sizeof(cand{})) // bytes of a cand
 
 // chunkOut is what expanding one chunk produced.
 type chunkOut struct {
 	cands    []cand
 	keys     []byte
+	used     uint64 // bytes of cands and keys before dropStored
 	violated spec.Set
 	trans    uint64
 	probes   uint64              // lookups of simulating states (ReduceBudgets, ReduceAges)
@@ -716,7 +718,7 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 	})
 	var front, used uint64
 	for k := range b.outs {
-		used += uint64(len(b.outs[k].keys)) + uint64(len(b.outs[k].cands))*candSize
+		used += b.outs[k].used
 	}
 	for _, out := range b.outs[:cap(b.outs)] {
 		front += uint64(cap(out.keys)) + uint64(cap(out.cands))*candSize
@@ -803,14 +805,65 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			c.off, c.key, c.hash = uint32(start), uint16(len(out.keys)-start), sum
 		}
 	}
+	out.used = uint64(len(out.keys)) + uint64(len(out.cands))*candSize
 	if b.simulated {
-		return // hashed as each was looked up
+		return // hashed, and looked up, as each was kept
 	}
 	// Hashed apart, not as each key is written: a key read right after its
 	// bytes were stored, a few at a time, waits for the stores to finish.
 	for i := range out.cands {
 		c := &out.cands[i]
 		c.hash = hashKey(out.keys[c.off : c.off+uint32(c.key)])
+	}
+	if b.gor > 1 {
+		b.dropStored(e, out)
+	}
+}
+
+// dropStored removes from the chunk out the successors that the visited
+// set holds already (most of them: a state is reached by several
+// transitions), looking them up while no goroutine inserts, a group at a
+// time as the merge does (see warm). The merge then reads only the rest,
+// so that little of what this goroutine wrote crosses to another core's
+// cache: writing again over lines another core has read waits for that
+// core to let them go, which made two goroutines' expansion no faster
+// than one's. The merge would have found the same ones stored (a
+// hash-compact lookup that matches an entry now matches it then too), so
+// the search and its omission bound are the same with one goroutine,
+// which does without it.
+func (b *bfs) dropStored(e *expander, out *chunkOut) {
+	kept, used := 0, uint32(0) // candidates and key bytes kept
+	var sums [insertGroup]hash
+	for lo := 0; lo < len(out.cands); lo += insertGroup {
+		group := out.cands[lo:min(lo+insertGroup, len(out.cands))]
+		for i := range group {
+			sums[i] = group[i].hash
+		}
+		b.warm(e, sums[:len(group)])
+		for _, c := range group { // a copy: kept <= lo+i may overwrite group[i]
+			key := out.keys[c.off : c.off+uint32(c.key)]
+			if b.seen.has(key, c.hash) {
+				continue
+			}
+			copy(out.keys[used:], key) // used <= c.off: no key not yet read is overwritten
+			c.off, used = used, used+uint32(c.key)
+			out.cands[kept] = c
+			kept++
+		}
+	}
+	out.cands, out.keys = out.cands[:kept], out.keys[:used]
+}
+
+// warm loads the table slots of the hashes sums, and in exact mode the key
+// each slot may hold, before they are looked up: the cache misses of a
+// group overlap instead of following one another.
+func (b *bfs) warm(e *expander, sums []hash) {
+	var slot [insertGroup]uint64
+	for i, h := range sums {
+		slot[i] = b.seen.home(h)
+	}
+	for i, h := range sums {
+		e.sink ^= b.seen.touch(slot[i], h)
 	}
 }
 
@@ -892,13 +945,7 @@ func (b *bfs) insertPart(e *expander, j int) {
 	e.news = e.news[:0]
 	n := 0
 	flush := func() {
-		var slot [insertGroup]uint64
-		for i := range n {
-			slot[i] = b.seen.home(sums[i])
-		}
-		for i := range n {
-			e.sink ^= b.seen.touch(slot[i], sums[i])
-		}
+		b.warm(e, sums[:n])
 		for i := range n {
 			if ref, added := b.seen.store(keys[i], sums[i]); added {
 				e.news = append(e.news, newState{at: group[i], ref: ref})
@@ -1054,9 +1101,11 @@ func (b *bfs) batchGrowth(n int) uint64 {
 		g += n * 8 * 5 / 4
 	}
 	if !b.opt.HashCompact {
-		g += setParts << arenaChunkBits
+		for i := range b.seen.arenas {
+			g += b.seen.arenas[i].nextAlloc()
+		}
 	}
-	return g + (2 << arenaChunkBits) + fresh*6 // the frontier arena, the parent links
+	return g + max(2<<arenaChunkBits, b.front.nextAlloc()) + fresh*6 // the frontier arena, the parent links
 }
 
 // tick reports progress when it is due; only the leading goroutine calls it.

@@ -203,6 +203,10 @@ func TestBFSSameResultForAnyGoroutines(t *testing.T) {
 				continue
 			}
 			sameResult(t, tc.name, first, r)
+			if r.OmissionBound != first.OmissionBound || r.Probes != first.Probes {
+				t.Fatalf("%s, %d goroutines: omission bound %g, %d probes; on one %g, %d", tc.name, g,
+					r.OmissionBound, r.Probes, first.OmissionBound, first.Probes)
+			}
 		}
 		if tc.opt.Stop != 0 && (first.Counterexample == nil || first.Violation != tc.opt.Stop) {
 			t.Fatalf("%s: no counterexample", tc.name)

@@ -22,6 +22,11 @@ func hashKey(b []byte) hash { return xxh3.Hash128(b) }
 // arenaChunkBits sizes the arena's chunks: keys never straddle two.
 const arenaChunkBits = 20
 
+// slabChunks is how many chunks an arena allocates at once once it holds
+// that many: a slab of 4 MiB, which holds a whole huge page at least (see
+// adviseHuge), while a small search's arenas stay small.
+const slabChunks = 4
+
 // arena is an append-only store of length-prefixed keys, addressed by
 // offset, in chunks so that growing it never copies and a prefix of it
 // can be released.
@@ -47,18 +52,42 @@ func (a *arena) reserve(n int) uint64 {
 		a.size = (a.size>>arenaChunkBits + 1) << arenaChunkBits // to the next chunk
 	}
 	if a.size>>arenaChunkBits == uint64(len(a.chunks)) {
-		var c []byte
-		if n := len(a.free); n > 0 {
-			c, a.free = a.free[n-1], a.free[:n-1]
-		} else {
-			c = make([]byte, chunk)
+		if len(a.free) == 0 {
+			a.free = a.alloc()
 		}
-		a.chunks = append(a.chunks, c)
+		n := len(a.free)
+		a.chunks = append(a.chunks, a.free[n-1])
+		a.free = a.free[:n-1]
 		a.held += chunk
 	}
 	off := a.size
 	a.size += need
 	return off
+}
+
+// alloc returns new chunks for the free list, the next to use last: one,
+// or a slab of slabChunks once the arena holds that many.
+func (a *arena) alloc() [][]byte {
+	const chunk = 1 << arenaChunkBits
+	if len(a.chunks) < slabChunks {
+		return append(a.free, make([]byte, chunk))
+	}
+	slab := hugeBytes(slabChunks * chunk)
+	for i := slabChunks - 1; i >= 0; i-- {
+		a.free = append(a.free, slab[i*chunk:(i+1)*chunk:(i+1)*chunk])
+	}
+	return a.free
+}
+
+// nextAlloc is what the arena allocates when it next needs a chunk.
+func (a *arena) nextAlloc() uint64 {
+	switch {
+	case len(a.free) > 0:
+		return 0
+	case len(a.chunks) < slabChunks:
+		return 1 << arenaChunkBits
+	}
+	return slabChunks << arenaChunkBits
 }
 
 // put writes key at off, reserved for it. Goroutines may put keys
@@ -141,7 +170,7 @@ func newVisited(compact bool, keys *arena) *visited {
 
 // newTable returns an empty table of 2^k slots.
 func newTable(compact bool, k uint, keys *arena) *visited {
-	v := &visited{compact: compact, table: make([]uint64, 1<<k), shift: 64 - k, keys: keys, far: 1 << dispBits}
+	v := &visited{compact: compact, table: hugeWords(1 << k), shift: 64 - k, keys: keys, far: 1 << dispBits}
 	v.unit = math.Ldexp(1, -int(k+remBits))
 	return v
 }
@@ -288,7 +317,7 @@ func (v *visited) grow() {
 		return
 	}
 	old := v.table
-	v.table = make([]uint64, 2*len(old))
+	v.table = hugeWords(2 * len(old))
 	v.shift--
 	mask := uint64(len(v.table) - 1)
 	for _, e := range old {
@@ -312,7 +341,7 @@ func (v *visited) grow() {
 // to its home (if not, v is left to be rebuilt again).
 func (v *visited) rebuild(old []uint64, by uint) bool {
 	k := 64 - v.shift + by // the new table's home slot bits
-	v.table = make([]uint64, len(old)<<by)
+	v.table = hugeWords(len(old) << by)
 	v.shift = 64 - k
 	v.unit = math.Ldexp(1, -int(k+remBits))
 	oldMask := uint64(len(old) - 1)

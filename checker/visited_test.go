@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -8,6 +9,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/model"
 )
 
 // BenchmarkCompact turns an exact set of n states hash-compact (the switch
@@ -308,4 +311,112 @@ func TestLowerKeepsMatches(t *testing.T) {
 		}
 		t.Logf("lowered by %d: %d of %d entries lost bits; mass %.3g, was %.3g", by, truncated, big.n, small.mass, big.mass)
 	}
+}
+
+// TestDropStoredKeepsExactlyTheNew checks dropStored against the set it
+// reads: of a chunk's successors, in both modes, it keeps, in order and
+// with their keys whole, exactly those the set does not hold, repeats
+// included (the merge tells a repeat from the first).
+func TestDropStoredKeepsExactlyTheNew(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Design{})
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, compact := range []bool{false, true} {
+		b := newBFS(m, BFSOptions{Goroutines: 2, HashCompact: compact})
+		key := func(i int) []byte { // keys of 1 to 40 bytes
+			k := binary.LittleEndian.AppendUint64(nil, uint64(i))
+			return append(k, make([]byte, i%33)...)
+		}
+		for i := 0; i < 50_000; i += 2 { // the even keys are stored
+			k := key(i)
+			b.seen.insert(k, hashKey(k))
+		}
+		for round := range 200 {
+			var out chunkOut
+			var want [][]byte
+			for j := range r.IntN(3 * insertGroup) {
+				i := r.IntN(50_200) // some beyond what was stored
+				if j > 0 && r.IntN(8) == 0 {
+					i = int(binary.LittleEndian.Uint64(out.keys[out.cands[j-1].off:])) // a repeat
+				}
+				k := key(i)
+				out.cands = append(out.cands, cand{hash: hashKey(k), parent: uint32(j), off: uint32(len(out.keys)), key: uint16(len(k))})
+				out.keys = append(out.keys, k...)
+				if i%2 == 1 || i >= 50_000 {
+					want = append(want, k)
+				}
+			}
+			b.dropStored(&b.exps[0], &out)
+			var got [][]byte
+			for i, c := range out.cands {
+				k := out.keys[c.off : c.off+uint32(c.key)]
+				if c.hash != hashKey(k) || i > 0 && c.parent <= out.cands[i-1].parent {
+					t.Fatalf("compact %v, round %d: candidate %d lost its key or its order", compact, round, i)
+				}
+				got = append(got, k)
+			}
+			if !slices.EqualFunc(got, want, bytes.Equal) {
+				t.Fatalf("compact %v, round %d: kept %d candidates, want %d", compact, round, len(got), len(want))
+			}
+			if len(out.keys) != len(bytes.Join(want, nil)) {
+				t.Fatalf("compact %v, round %d: %d key bytes kept for %d", compact, round, len(out.keys), len(bytes.Join(want, nil)))
+			}
+		}
+	}
+}
+
+// TestArenaSlabs: an arena allocates its first slabChunks chunks one at a
+// time and then a slab of slabChunks at a time, as nextAlloc says before
+// each allocation; every key reads back as it was added, across chunks,
+// slabs and a release and reuse.
+func TestArenaSlabs(t *testing.T) {
+	const chunk = 1 << arenaChunkBits
+	var a arena
+	r := rand.New(rand.NewPCG(9, 10))
+	var offs []uint64
+	var keys [][]byte
+	add := func(n int) {
+		for range n {
+			k := make([]byte, 1+r.IntN(3000))
+			for i := range k {
+				k[i] = byte(r.Uint32())
+			}
+			chunks, free, next := len(a.chunks), len(a.free), a.nextAlloc()
+			off := a.add(k)
+			if len(a.chunks) > chunks { // a chunk was taken: from the free list, or allocated
+				want := uint64(0)
+				if free == 0 {
+					want = chunk
+					if chunks >= slabChunks {
+						want = slabChunks * chunk
+					}
+				}
+				if next != want {
+					t.Fatalf("chunk %d: nextAlloc said %d, want %d", chunks, next, want)
+				}
+				if free == 0 && chunks >= slabChunks && len(a.free) != slabChunks-1 {
+					t.Fatalf("chunk %d: a slab left %d chunks free", chunks, len(a.free))
+				}
+			}
+			offs, keys = append(offs, off), append(keys, k)
+		}
+	}
+	check := func(from int) {
+		for i := from; i < len(keys); i++ {
+			if !bytes.Equal(a.key(offs[i]), keys[i]) {
+				t.Fatalf("key %d read back wrong", i)
+			}
+		}
+	}
+	add(20_000) // about 29 MiB: 4 chunks, then slabs
+	check(0)
+	if len(a.chunks) < 3*slabChunks || a.held != uint64(len(a.chunks))*chunk {
+		t.Fatalf("%d chunks, %d bytes held", len(a.chunks), a.held)
+	}
+	cut := len(keys) / 2
+	a.release(offs[cut])
+	if a.held != uint64(len(a.chunks))*chunk-uint64(offs[cut]>>arenaChunkBits)*chunk {
+		t.Fatalf("%d bytes held after releasing %d chunks", a.held, offs[cut]>>arenaChunkBits)
+	}
+	add(10_000) // reuses the chunks released first
+	check(cut)
 }
