@@ -2,8 +2,9 @@ package checker
 
 import "unsafe"
 
-// hugePage is the size of an x86-64 or arm64 huge page (2 MiB), the unit
-// of adviseHuge.
+// hugePage is the size of a transparent huge page on x86-64 (and on arm64
+// with 4 KiB pages), 2 MiB: the unit of adviseHuge. Where huge pages are
+// larger, advising a range that holds none of them does nothing.
 const hugePage = 2 << 20
 
 // hugeRange returns the offsets [lo, hi) of the whole huge pages inside n

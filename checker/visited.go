@@ -53,7 +53,7 @@ func (a *arena) reserve(n int) uint64 {
 	}
 	if a.size>>arenaChunkBits == uint64(len(a.chunks)) {
 		if len(a.free) == 0 {
-			a.free = a.alloc()
+			a.refill()
 		}
 		n := len(a.free)
 		a.chunks = append(a.chunks, a.free[n-1])
@@ -65,18 +65,18 @@ func (a *arena) reserve(n int) uint64 {
 	return off
 }
 
-// alloc returns new chunks for the free list, the next to use last: one,
-// or a slab of slabChunks once the arena holds that many.
-func (a *arena) alloc() [][]byte {
+// refill puts new chunks on the free list, the one to use first last:
+// one chunk, or a slab of slabChunks once the arena holds that many.
+func (a *arena) refill() {
 	const chunk = 1 << arenaChunkBits
 	if len(a.chunks) < slabChunks {
-		return append(a.free, make([]byte, chunk))
+		a.free = append(a.free, make([]byte, chunk))
+		return
 	}
 	slab := hugeBytes(slabChunks * chunk)
 	for i := slabChunks - 1; i >= 0; i-- {
 		a.free = append(a.free, slab[i*chunk:(i+1)*chunk:(i+1)*chunk])
 	}
-	return a.free
 }
 
 // nextAlloc is what the arena allocates when it next needs a chunk.
