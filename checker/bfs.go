@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -400,7 +399,8 @@ type bfs struct {
 	outsCap      uint64 // bytes the chunks' candidate buffers hold
 	peakFrontier uint64
 	samples      []metrics.Sample
-	disk         disk // checkpoints and spilled levels
+	disk         disk  // checkpoints and spilled levels
+	crew         *crew // the goroutines but the caller's (parallel)
 }
 
 func newBFS(m *model.Machine, opt BFSOptions) *bfs {
@@ -437,6 +437,12 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	b.start = time.Now()
 	b.lastProgress = b.start
 	defer b.disk.close()
+	defer func() {
+		if b.crew != nil {
+			b.crew.close()
+			b.crew = nil
+		}
+	}()
 	defer b.paths.close()
 	init := b.m.Init()
 	key, orbit := b.exps[0].canon.Key(&init, nil)
@@ -968,18 +974,17 @@ func (b *bfs) insertPart(e *expander, j int) {
 	flush()
 }
 
-// parallel runs f(&b.exps[i], i) for i in [0, g), on g goroutines.
+// parallel runs f(&b.exps[i], i) for i in [0, g), on g goroutines: the
+// caller's and, for g > 1, the search's crew (started at the first call).
 func (b *bfs) parallel(g int, f func(e *expander, i int)) {
-	var wg sync.WaitGroup
-	for i := 1; i < g; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(&b.exps[i], i)
-		}()
+	if g == 1 {
+		f(&b.exps[0], 0)
+		return
 	}
-	f(&b.exps[0], 0)
-	wg.Wait()
+	if b.crew == nil {
+		b.crew = newCrew(b.gor - 1)
+	}
+	b.crew.run(g, func(i int) { f(&b.exps[i], i) })
 }
 
 // move is a new state's key to copy to the front arena, at off.

@@ -1,0 +1,47 @@
+package checker
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestCrew: every job runs once on each goroutine it asks for, and only
+// those, and run returns only when all are done; jobs find the helpers
+// spinning (right after the last) and asleep (after a pause longer than
+// crewSpin); close ends every helper.
+func TestCrew(t *testing.T) {
+	before := runtime.NumGoroutine()
+	c := newCrew(3)
+	var ran [4]atomic.Int64
+	for job := range 300 {
+		n := 1 + job%4
+		var done atomic.Int64
+		c.run(n, func(i int) {
+			if job%50 == 0 {
+				time.Sleep(time.Millisecond) // the leader, or a helper, ends last
+			}
+			ran[i].Add(1)
+			done.Add(1)
+		})
+		if done.Load() != int64(n) {
+			t.Fatalf("job %d on %d goroutines: run returned after %d", job, n, done.Load())
+		}
+		if job%100 == 99 {
+			time.Sleep(3 * crewSpin) // the helpers fall asleep
+		}
+	}
+	for i := range ran { // goroutine i runs the jobs with n > i: 300 - 75 i of them
+		if got, want := ran[i].Load(), int64(300-75*i); got != want {
+			t.Fatalf("goroutine %d ran %d jobs, want %d", i, got, want)
+		}
+	}
+	c.close()
+	for k := 0; runtime.NumGoroutine() > before; k++ {
+		if k == 100 {
+			t.Fatalf("%d goroutines after close, %d before the crew", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
