@@ -15,7 +15,7 @@ const crewSpin = time.Millisecond
 // crew runs jobs on several goroutines at once, one job after another: a
 // search's parallel steps, several for each batch of a few milliseconds.
 // Its helpers live as long as the search and look for the next job for
-// crewSpin before they sleep, because waking a sleeping goroutine (and,
+// crewSpin before they sleep (when each has a P of its own), because waking a sleeping goroutine (and,
 // under a hypervisor, the idle CPU it sleeps on) took 70–110 µs on this
 // project's machine, a few times a batch. The leader runs its share of
 // each job and waits for the helpers without sleeping: they end within a
@@ -26,6 +26,7 @@ type crew struct {
 	job     func(i int)   // the current job, for goroutines i < n
 	n       int
 	helpers int
+	spin    time.Duration // crewSpin, or 0 when the helpers outnumber the other Ps
 	stop    bool
 
 	mu    sync.Mutex // held to move gen, so that a helper going to sleep misses no job
@@ -33,9 +34,14 @@ type crew struct {
 	ended sync.WaitGroup
 }
 
-// newCrew starts helpers goroutines, numbered 1 to helpers.
+// newCrew starts helpers goroutines, numbered 1 to helpers. They spin
+// only if each can have a P (GOMAXPROCS) of its own beside the leader's:
+// more would take the leader's turns while it works alone.
 func newCrew(helpers int) *crew {
 	c := &crew{helpers: helpers}
+	if helpers < runtime.GOMAXPROCS(0) {
+		c.spin = crewSpin
+	}
 	c.wake.L = &c.mu
 	c.ended.Add(helpers)
 	for i := 1; i <= helpers; i++ {
@@ -88,11 +94,11 @@ func (c *crew) help(i int) {
 }
 
 // await returns gen once it has moved on from last: spinning for
-// crewSpin, then asleep.
+// c.spin, then asleep.
 func (c *crew) await(last uint64) uint64 {
 	start := time.Now()
 	for k := 0; c.gen.Load() == last; k++ {
-		if k%64 == 63 && time.Since(start) > crewSpin {
+		if c.spin == 0 || k%64 == 63 && time.Since(start) > c.spin {
 			c.mu.Lock()
 			for c.gen.Load() == last {
 				c.wake.Wait()

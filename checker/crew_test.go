@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,20 @@ import (
 // spinning (right after the last) and asleep (after a pause longer than
 // crewSpin); close ends every helper.
 func TestCrew(t *testing.T) {
+	for _, procs := range []int{2, 4} { // 3 helpers that sleep at once, and that spin first
+		t.Run(fmt.Sprint(procs, " procs"), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			testCrew(t)
+		})
+	}
+}
+
+func testCrew(t *testing.T) {
 	before := runtime.NumGoroutine()
 	c := newCrew(3)
+	if spins := c.spin != 0; spins != (runtime.GOMAXPROCS(0) > 3) {
+		t.Fatalf("GOMAXPROCS %d, 3 helpers: spin %v", runtime.GOMAXPROCS(0), c.spin)
+	}
 	var ran [4]atomic.Int64
 	for job := range 300 {
 		n := 1 + job%4
