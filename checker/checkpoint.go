@@ -32,7 +32,7 @@ const CheckpointFile = "bfs.checkpoint"
 // before it and the end marker. Integers are little-endian.
 const (
 	checkpointMagic   = "fencecheck BFS checkpoint\n"
-	checkpointVersion = 3
+	checkpointVersion = 4 // 3 is read too: the same, with no dense table
 	checkpointEnd     = "end of checkpoint\n"
 	maxHeader         = 1 << 20
 )
@@ -66,6 +66,8 @@ type mark struct {
 	probes, subsumed uint64
 	omission         float64
 	bits             [setParts]uint8 // each part's table size (log2), if hash-compact
+	dense            uint16          // the parts whose tables were dense (a bit each)
+	denseAt          uint64
 	reached          Coverage
 	violated         spec.Set
 	first            [maxInvariants]edge
@@ -109,6 +111,11 @@ type ckLevel struct {
 	Reached     Coverage          `json:"reached"`
 	HashCompact bool              `json:"hashCompact"` // how the visited set is stored
 	CompactedAt uint64            `json:"compactedAt"`
+	// DenseAt is BFSResult.DenseAt; DenseParts has a bit set for each part
+	// of the visited set whose table was let fill to 7/8 (visited.dense).
+	// Neither is in a version-3 checkpoint, which had no dense table.
+	DenseAt    uint64 `json:"denseAt,omitempty"`
+	DenseParts uint16 `json:"denseParts,omitempty"`
 	// Start is the discovery index of the level's first state, Stride the
 	// step between two (a shard's share); Frontier the level's states.
 	Start    uint32 `json:"start"`
@@ -143,10 +150,14 @@ func (b *bfs) mark() {
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
 	mk.probes, mk.subsumed, mk.omission = b.probes, b.subsumed, b.omission
+	mk.dense, mk.denseAt = 0, b.denseAt
 	for i, p := range b.seen.parts {
 		mk.bits[i] = 0
 		if p.compact {
 			mk.bits[i] = uint8(64 - p.shift)
+		}
+		if p.dense {
+			mk.dense |= 1 << i
 		}
 	}
 	mk.start, mk.stride = b.curStart, b.curStride
@@ -338,7 +349,7 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 		}
 		for p, v := range b.seen.parts {
 			n := v.n - uint64(len(since[p]))
-			k := max(uint(mk.bits[p]), compactBits(n))
+			k := max(uint(mk.bits[p]), compactBits(n, mk.dense>>p&1 != 0))
 			w.u64(n)
 			w.u64(uint64(k))
 			block := w.block[:0]
@@ -450,7 +461,7 @@ func (b *bfs) header() ckHeader {
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
 		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Omission: mk.omission, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
-		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, Start: mk.start,
+		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, DenseAt: mk.denseAt, DenseParts: mk.dense, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
 }
@@ -679,8 +690,8 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		return &CheckpointError{File: r.file, Msg: "not a fencecheck BFS checkpoint"}
 	}
 	r.section = "header"
-	if v := r.u32(); r.err == nil && v != checkpointVersion {
-		return &CheckpointError{File: r.file, Field: "version", Msg: fmt.Sprintf("format version %d; this program reads version %d", v, checkpointVersion)}
+	if v := r.u32(); r.err == nil && v != checkpointVersion && v != 3 {
+		return &CheckpointError{File: r.file, Field: "version", Msg: fmt.Sprintf("format version %d; this program reads versions 3 and %d", v, checkpointVersion)}
 	}
 	n := r.u32()
 	if r.err == nil && n > maxHeader {
@@ -757,13 +768,15 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			continue
 		}
 		n := r.count(16)
-		k, least := r.u64(), uint64(compactBits(n))
+		dense := lv.DenseParts>>p&1 != 0
+		k, least := r.u64(), uint64(compactBits(n, dense))
 		if r.err == nil && (k < least || k > least+4) { // larger only if entries lay too far from home
 			r.corrupt("a table of 2^%d slots for %d states", k, n)
 		}
 		var v *visited
 		if r.err == nil {
 			v = newTable(true, uint(k), nil)
+			v.dense = dense
 		}
 		for i := uint64(0); i < n && r.err == nil; i += blockBytes / 16 {
 			block := r.read(int(min(blockBytes/16, n-i) * 16))
@@ -868,7 +881,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
 	b.probes, b.subsumed, b.omission = lv.Probes, lv.Subsumed, lv.Omission
 	b.violated = spec.SetOf(lv.Violated...)
-	b.opt.HashCompact, b.compactedAt = lv.HashCompact, lv.CompactedAt
+	b.opt.HashCompact, b.compactedAt, b.denseAt = lv.HashCompact, lv.CompactedAt, lv.DenseAt
 	b.disk.spilled = lv.SpilledBytes
 	b.start = time.Now().Add(-lv.Elapsed)
 	b.lastProgress = b.start

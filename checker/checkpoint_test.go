@@ -2,7 +2,9 @@ package checker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -310,5 +312,42 @@ func TestBFSCheckpointCorrupt(t *testing.T) {
 			t.Fatalf("the intact checkpoint: %s, %v", r.Stopped, r.Err)
 		}
 		t.Logf("hash-compact %v: a checkpoint of %d bytes (depth 9), %d flips and %d cuts refused", compact, len(good), len(positions), len(cuts))
+	}
+}
+
+// TestBFSResumeVersion3: a checkpoint of format version 3, which had no
+// dense tables and is otherwise version 4, resumes; versions 2 and 5 are
+// refused by number.
+func TestBFSResumeVersion3(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, smallConfig, model.Design{})
+	opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true}
+	want := BFS(ctx, m, opt)
+	dir := t.TempDir()
+	opt.Checkpoint, opt.MaxDepth = dir, 9
+	BFS(ctx, m, opt)
+	file := filepath.Join(dir, CheckpointFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Checkpoint, opt.MaxDepth, opt.Resume = "", 0, dir
+	for _, v := range []uint32{2, 3, 5} {
+		binary.LittleEndian.PutUint32(data[len(checkpointMagic):], v)
+		head := len(checkpointMagic) + 8 + int(binary.LittleEndian.Uint32(data[len(checkpointMagic)+4:]))
+		for _, sum := range []int{head, len(data) - len(checkpointEnd) - 4} { // the header's CRC, the whole's
+			binary.LittleEndian.PutUint32(data[sum:], crc32.Checksum(data[:sum], castagnoli))
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := BFS(ctx, m, opt)
+		var ce *CheckpointError
+		switch {
+		case v == 3:
+			sameSearch(t, "version 3", want, got)
+		case !errors.As(got.Err, &ce) || ce.Field != "version" || !strings.Contains(ce.Msg, "version "+strconv.Itoa(int(v))):
+			t.Fatalf("version %d: %s, %v", v, got.Stopped, got.Err)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package checker
 
 import (
 	"context"
+	"encoding/binary"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -128,5 +130,94 @@ func TestBFSCompactAtBudget(t *testing.T) {
 	t.Logf("budget %d MiB: switched at %d of %d states, %d bytes spilled", opt.MaxMemory>>20, switched.CompactedAt, switched.States, switched.SpilledBytes)
 	if switched.OmissionBound <= 0 {
 		t.Errorf("a switched search reports omission bound %g", switched.OmissionBound)
+	}
+}
+
+// TestBFSDenseTables: a hash-compact search whose tables fill to 7/8
+// before they double (what densify sets at the memory budget) stores the
+// states, levels, verdicts and counterexamples of one whose tables double
+// at 3/4 (to depth 12: 53,835 states, each part's tables half the size),
+// in tables of the least dense size, and misses a state with a
+// larger bound (its entries keep fewer bits); stopped at a depth and
+// resumed from its checkpoint, it ends as it did uninterrupted, bound and
+// all, which it would not if its tables came back doubling at 3/4.
+func TestBFSDenseTables(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, baseConfig, model.Design{})
+	opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true, MaxDepth: 12}
+	dense := func(opt BFSOptions) (BFSResult, *stateSet) {
+		b := newBFS(m, opt)
+		for _, p := range b.seen.parts {
+			p.dense = true
+		}
+		return b.run(ctx), b.seen
+	}
+	b := newBFS(m, opt)
+	want, wantSet := b.run(ctx), b.seen
+	got, gotSet := dense(opt)
+	want.OmissionBound = got.OmissionBound
+	sameSearch(t, "dense tables", want, got)
+	var smaller int
+	for i, p := range gotSet.parts {
+		q := wantSet.parts[i]
+		if !p.dense || q.dense || len(p.table) != 1<<compactBits(p.n, true) || len(q.table) != 1<<compactBits(q.n, false) {
+			t.Fatalf("part %d: %d states in %d slots (dense %v), %d in %d (dense %v)", i, p.n, len(p.table), p.dense,
+				q.n, len(q.table), q.dense)
+		}
+		if len(p.table) < len(q.table) {
+			smaller++
+		}
+	}
+	if smaller == 0 || got.OmissionBound <= b.omission {
+		t.Fatalf("dense: %d tables smaller; omission bound %g, %g doubling at 3/4", smaller, got.OmissionBound, b.omission)
+	}
+	t.Logf("%d states: %d of %d tables half the size; omission bound %.3g, %.3g at 3/4", got.States, smaller, setParts,
+		got.OmissionBound, b.omission)
+
+	dir := t.TempDir()
+	opt.Checkpoint, opt.MaxDepth = dir, 8
+	if r, _ := dense(opt); r.Stopped != StopDepth {
+		t.Fatalf("depth %d: %s %v", opt.MaxDepth, r.Stopped, r.Err)
+	}
+	opt.Checkpoint, opt.MaxDepth, opt.Resume = "", 12, dir
+	sameSearch(t, "dense, resumed", got, BFS(ctx, m, opt))
+}
+
+// TestDensifyAtBudget: at its memory budget a hash-compact search whose
+// tables would double in the next batch lets them all fill to 7/8, and
+// goes on if that fits the budget; it does not while no table would
+// double, once they are dense, or in exact mode.
+func TestDensifyAtBudget(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Design{})
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, compact := range []bool{false, true} {
+		b := newBFS(m, BFSOptions{HashCompact: compact})
+		fill := func(n uint64) { // states until the parts hold n between them
+			for b.seen.len() < n {
+				k := binary.LittleEndian.AppendUint64(nil, rng.Uint64())
+				b.seen.insert(k, hashKey(k))
+			}
+		}
+		fill(setParts * 1000) // tables of 4096 slots: the next batch's share (1025) fits below 3/4
+		b.opt.MaxMemory = b.batchGrowth(batchChunks) + 1
+		if b.densify(batchChunks) || b.denseAt != 0 {
+			t.Fatalf("compact %v: densified with no table about to double", compact)
+		}
+		fill(setParts * 2400) // the share would take each past 3/4, not past 7/8
+		if b.batchGrowth(batchChunks) < setParts*2*4096*8 {
+			t.Fatalf("compact %v: the tables' doubling is not in the growth", compact)
+		}
+		b.heap, b.opt.MaxMemory = 1<<30, 1<<30+b.batchGrowth(batchChunks)-setParts*2*4096*8+1 // room for all but the doubling
+		if got := b.densify(batchChunks); got != compact || (b.denseAt == b.seen.len()) != compact {
+			t.Fatalf("compact %v: densify %v, dense at %d of %d states", compact, got, b.denseAt, b.seen.len())
+		}
+		for i, p := range b.seen.parts {
+			if p.dense != compact {
+				t.Fatalf("compact %v: part %d dense %v", compact, i, p.dense)
+			}
+		}
+		if compact && b.densify(batchChunks) {
+			t.Fatal("densified twice")
+		}
 	}
 }

@@ -420,3 +420,65 @@ func TestArenaSlabs(t *testing.T) {
 	add(10_000) // reuses the chunks released first
 	check(cut)
 }
+
+// TestDenseTableFills: a table doubles once more than 3/4 of its slots
+// would be full, or 7/8 when dense, and a dense one stays dense through
+// its doublings; either answers as a map of the keys does at every load.
+// compactBits is the least size at which n entries do not outgrow a table.
+func TestDenseTableFills(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, compact := range []bool{false, true} {
+		for _, dense := range []bool{false, true} {
+			var a arena
+			v := newTable(compact, 12, &a)
+			v.dense = dense
+			num, den := fill(dense)
+			seen := map[string]bool{}
+			var keys [][]byte
+			for size := 1 << 12; size <= 1<<14; size *= 2 {
+				for uint64(len(seen)) < uint64(size)*num/den {
+					k := binary.LittleEndian.AppendUint64(nil, rng.Uint64())
+					if !v.insert(k, hashKey(k)) {
+						t.Fatalf("compact %v, dense %v: key %d not added", compact, dense, len(keys))
+					}
+					seen[string(k)] = true
+					keys = append(keys, k)
+				}
+				if len(v.table) != size || v.dense != dense {
+					t.Fatalf("compact %v, dense %v: %d entries in %d slots (dense %v), want %d slots", compact, dense,
+						v.n, len(v.table), v.dense, size)
+				}
+				for i, k := range keys {
+					if !v.has(k) {
+						t.Fatalf("compact %v, dense %v: key %d lost at %d entries", compact, dense, i, v.n)
+					}
+					if other := binary.LittleEndian.AppendUint64(nil, rng.Uint64()); v.has(other) != seen[string(other)] {
+						t.Fatalf("compact %v, dense %v: a key not added found", compact, dense)
+					}
+				}
+				k := binary.LittleEndian.AppendUint64(nil, rng.Uint64()) // one more doubles it
+				v.insert(k, hashKey(k))
+				seen[string(k)] = true
+				keys = append(keys, k)
+				if len(v.table) != 2*size {
+					t.Fatalf("compact %v, dense %v: %d entries in %d slots, want %d", compact, dense, v.n, len(v.table), 2*size)
+				}
+			}
+		}
+	}
+	for _, dense := range []bool{false, true} {
+		for _, n := range []uint64{0, 1, 3072, 3073, 3584, 3585, 100_000} {
+			k := compactBits(n, dense)
+			if (&visited{dense: dense, table: make([]uint64, 1<<k)}).outgrows(n) ||
+				k > 12 && !(&visited{dense: dense, table: make([]uint64, 1<<(k-1))}).outgrows(n) {
+				t.Errorf("compactBits(%d, %v) = %d", n, dense, k)
+			}
+		}
+	}
+}
+
+// has reports whether v holds key.
+func (v *visited) has(key []byte) bool {
+	_, ok := v.find(key, hashKey(key))
+	return ok
+}

@@ -489,6 +489,9 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	if res.CompactedAt > 0 {
 		fmt.Fprintf(w, "switched to hash compaction at the memory budget, after %d states\n", res.CompactedAt)
 	}
+	if res.DenseAt > 0 {
+		fmt.Fprintf(w, "filled the visited set's tables to 7/8 at the memory budget, after %d states, rather than double them\n", res.DenseAt)
+	}
 	if res.HashCompact {
 		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
 	}
