@@ -1096,8 +1096,8 @@ func (b *bfs) compactAtBudget(n int) bool {
 // densify lets a hash-compact search that met its memory budget, where
 // some table would double in the next batch, of n chunks, fill every
 // table to 7/8 before it doubles, instead of 3/4 (visited.dense), for the
-// rest of the search; it reports whether the search is then within the
-// budget. A table doubles when it is 3/4 full, so a search whose next
+// rest of the search, if the search is then within the budget, and
+// reports whether it is. Every table is dense, or none. A table doubles when it is 3/4 full, so a search whose next
 // doubling does not fit would stop with a third of its table memory
 // unused; dense, its tables hold a sixth more states in the same memory,
 // and a lookup of a state not stored probes 32.5 slots on average instead
@@ -1114,13 +1114,19 @@ func (b *bfs) densify(n int) bool {
 	if !more {
 		return false
 	}
-	for _, p := range b.seen.parts {
-		p.dense = true
+	dense := func(d bool) {
+		for _, p := range b.seen.parts {
+			p.dense = d
+		}
+	}
+	if dense(true); b.heap+b.batchGrowth(n) >= b.opt.MaxMemory {
+		dense(false) // the search stops as it was
+		return false
 	}
 	if b.denseAt == 0 {
 		b.denseAt = b.seen.len()
 	}
-	return b.heap+b.batchGrowth(n) < b.opt.MaxMemory
+	return true
 }
 
 // batchGrowth estimates the big allocations the next batch, of n chunks,

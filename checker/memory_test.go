@@ -185,8 +185,8 @@ func TestBFSDenseTables(t *testing.T) {
 
 // TestDensifyAtBudget: at its memory budget a hash-compact search whose
 // tables would double in the next batch lets them all fill to 7/8, and
-// goes on if that fits the budget; it does not while no table would
-// double, once they are dense, or in exact mode.
+// goes on; it does not while no table would double, where that does not
+// fit the budget either, once they are dense, or in exact mode.
 func TestDensifyAtBudget(t *testing.T) {
 	m := newMachine(t, baseConfig, model.Design{})
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -207,7 +207,11 @@ func TestDensifyAtBudget(t *testing.T) {
 		if b.batchGrowth(batchChunks) < setParts*2*4096*8 {
 			t.Fatalf("compact %v: the tables' doubling is not in the growth", compact)
 		}
-		b.heap, b.opt.MaxMemory = 1<<30, 1<<30+b.batchGrowth(batchChunks)-setParts*2*4096*8+1 // room for all but the doubling
+		b.heap, b.opt.MaxMemory = 1<<30, 1<<30+b.batchGrowth(batchChunks)-setParts*2*4096*8 // not even for the rest
+		if b.densify(batchChunks) || b.denseAt != 0 || b.seen.parts[0].dense {
+			t.Fatalf("compact %v: densified where dense tables do not fit either", compact)
+		}
+		b.opt.MaxMemory++ // room for all but the doubling
 		if got := b.densify(batchChunks); got != compact || (b.denseAt == b.seen.len()) != compact {
 			t.Fatalf("compact %v: densify %v, dense at %d of %d states", compact, got, b.denseAt, b.seen.len())
 		}
