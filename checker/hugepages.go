@@ -7,24 +7,21 @@ import "unsafe"
 // larger, advising a range that holds none of them does nothing.
 const hugePage = 2 << 20
 
-// hugeRange returns the offsets [lo, hi) of the whole huge pages inside n
-// bytes at address addr (lo >= hi when there is none).
-func hugeRange(addr uintptr, n int) (lo, hi int) {
-	first := (addr + hugePage - 1) &^ (hugePage - 1)
-	last := (addr + uintptr(n)) &^ (hugePage - 1)
-	return int(first - addr), int(last - addr)
+// hugeSpan returns the huge pages that the n bytes at address addr lie
+// in, [start, end): from the one that holds the first byte to the one
+// that holds the last.
+func hugeSpan(addr uintptr, n int) (start, end uintptr) {
+	return addr &^ (hugePage - 1), (addr + uintptr(n) + hugePage - 1) &^ (hugePage - 1)
 }
 
-// hugeBytes returns n zero bytes, their whole huge pages advised
-// (adviseHuge): an arena chunk.
+// hugeBytes returns n zero bytes, advised (adviseHuge): an arena slab.
 func hugeBytes(n int) []byte {
 	b := make([]byte, n)
 	adviseHuge(b)
 	return b
 }
 
-// hugeWords returns n zero words, their whole huge pages advised
-// (adviseHuge): a visited table.
+// hugeWords returns n zero words, advised (adviseHuge): a visited table.
 func hugeWords(n int) []uint64 {
 	w := make([]uint64, n)
 	if n > 0 {

@@ -5,36 +5,27 @@ import (
 	"testing"
 )
 
-// TestHugeRange checks hugeRange against counting the huge pages byte by
-// byte, on buffers of up to three huge pages at any address.
-func TestHugeRange(t *testing.T) {
+// TestHugeSpan checks hugeSpan against the huge pages that the bytes lie
+// in, counted byte by byte, on buffers of up to three huge pages at any
+// address.
+func TestHugeSpan(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 500 {
 		addr := uintptr(r.Uint64N(1<<40)) &^ 7
 		if r.IntN(4) == 0 {
 			addr &^= hugePage - 1 // aligned
 		}
-		n := r.IntN(3*hugePage + 1)
-		lo, hi := hugeRange(addr, n)
-		// Brute force: a whole huge page starts at an aligned byte p
-		// with p + hugePage <= n.
-		wantLo, wantHi := -1, -1
-		for p := 0; p+hugePage <= n; p += 8 { // addr is a multiple of 8, so is an aligned p
-			if (addr+uintptr(p))%hugePage == 0 {
-				if wantLo < 0 {
-					wantLo = p
-				}
-				wantHi = p + hugePage
-			}
+		n := 1 + r.IntN(3*hugePage)
+		start, end := hugeSpan(addr, n)
+		// Brute force: the least and the greatest page number of a byte.
+		first, last := ^uintptr(0), uintptr(0)
+		for i := 0; i < n; i += 8 { // addr is a multiple of 8: so is every page start among the bytes
+			page := (addr + uintptr(i)) / hugePage
+			first, last = min(first, page), max(last, page)
 		}
-		if wantLo < 0 {
-			if lo < hi {
-				t.Fatalf("%#x + %d: [%d, %d), but no whole huge page", addr, n, lo, hi)
-			}
-			continue
-		}
-		if lo != wantLo || hi != wantHi {
-			t.Fatalf("%#x + %d: [%d, %d), want [%d, %d)", addr, n, lo, hi, wantLo, wantHi)
+		last = max(last, (addr+uintptr(n)-1)/hugePage)
+		if start != first*hugePage || end != (last+1)*hugePage {
+			t.Fatalf("%#x + %d: [%#x, %#x), want [%#x, %#x)", addr, n, start, end, first*hugePage, (last+1)*hugePage)
 		}
 	}
 	// The advice is only a hint, on any size.
