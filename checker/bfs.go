@@ -135,6 +135,13 @@ type BFSProgress struct {
 	Marked  uint64
 	Elapsed time.Duration // since the search started
 	Rate    float64       // states per second
+	// Heap is the Go heap in use, sampled (see BFSOptions.MaxMemory), and
+	// MaxMemory the budget (0: none). OnDisk tells that the levels are on
+	// disk; CompactedAt and DenseAt are BFSResult's: what the search did
+	// at its budget so far.
+	Heap, MaxMemory      uint64
+	OnDisk               bool
+	CompactedAt, DenseAt uint64
 }
 
 // Why a search ended.
@@ -1183,7 +1190,8 @@ func (b *bfs) report() {
 	n := b.seen.len()
 	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
 		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Marked: b.marked.Load(), Elapsed: el,
-		Rate: float64(n) / max(el.Seconds(), 1e-9)})
+		Rate: float64(n) / max(el.Seconds(), 1e-9), Heap: b.heap, MaxMemory: b.opt.MaxMemory,
+		OnDisk: b.disk.cur != nil || b.disk.next != nil, CompactedAt: b.compactedAt, DenseAt: b.denseAt})
 }
 
 func (b *bfs) sampleHeap() {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/fencecheck/fencecheck/model"
 )
@@ -223,5 +224,38 @@ func TestDensifyAtBudget(t *testing.T) {
 		if compact && b.densify(batchChunks) {
 			t.Fatal("densified twice")
 		}
+	}
+}
+
+// TestBFSProgressAtBudget: with a memory budget, progress reports carry
+// the heap sampled and the budget, and what the search did at the budget
+// as it did it: the levels on disk, and the switch to hash compaction,
+// each reported from then on with the result's figure.
+func TestBFSProgressAtBudget(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Design{})
+	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers}
+	opt.MaxMemory = BFS(context.Background(), m, opt).PeakHeapBytes / 3 // as in TestBFSCompactAtBudget
+	opt.CompactAtBudget, opt.ProgressEvery = true, time.Nanosecond
+	var reports, onDisk, compacted int
+	var at uint64
+	opt.Progress = func(p BFSProgress) {
+		reports++
+		if p.MaxMemory != opt.MaxMemory || p.Heap == 0 || onDisk > 0 && !p.OnDisk || compacted > 0 && p.CompactedAt != at ||
+			p.CompactedAt > 0 && !p.OnDisk {
+			t.Fatalf("report %d: %+v", reports, p)
+		}
+		if p.OnDisk {
+			onDisk++
+		}
+		if p.CompactedAt > 0 {
+			compacted++
+			at = p.CompactedAt
+		}
+	}
+	opt.SpillDir = t.TempDir()
+	r := BFS(context.Background(), m, opt)
+	if r.CompactedAt == 0 || compacted == 0 || at != r.CompactedAt || onDisk < compacted || r.SpilledBytes == 0 {
+		t.Fatalf("compacted at %d; %d reports, %d with the levels on disk, %d after the switch at %d", r.CompactedAt,
+			reports, onDisk, compacted, at)
 	}
 }

@@ -466,14 +466,30 @@ func randomProgressLine(done, runs int, shard checker.Shard, el time.Duration) s
 	return fmt.Sprintf("%d/%d runs (%.0f%%), %s", done, budget, pct, el)
 }
 
-// bfsProgressLine is a BFS's progress report.
+// bfsProgressLine is a BFS's progress report; with a memory budget, the
+// heap against it and what the search did at the budget so far.
 func bfsProgressLine(p checker.BFSProgress) string {
+	var line string
 	if p.Marked < p.Frontier {
-		return fmt.Sprintf("depth %d: marking subsumed states, %d/%d of the level, %d states, %.0f states/s, %s", p.Depth,
+		line = fmt.Sprintf("depth %d: marking subsumed states, %d/%d of the level, %d states, %.0f states/s, %s", p.Depth,
 			p.Marked, p.Frontier, p.States, p.Rate, p.Elapsed.Round(time.Second))
+	} else {
+		line = fmt.Sprintf("depth %d: %d/%d of the level, %d states, %.0f states/s, %s", p.Depth, min(p.Expanded, p.Frontier),
+			p.Frontier, p.States, p.Rate, p.Elapsed.Round(time.Second))
 	}
-	return fmt.Sprintf("depth %d: %d/%d of the level, %d states, %.0f states/s, %s", p.Depth, min(p.Expanded, p.Frontier),
-		p.Frontier, p.States, p.Rate, p.Elapsed.Round(time.Second))
+	if p.MaxMemory > 0 {
+		line += fmt.Sprintf(", heap %s of %s", checker.FormatSize(p.Heap), checker.FormatSize(p.MaxMemory))
+	}
+	if p.OnDisk {
+		line += ", levels on disk"
+	}
+	if p.CompactedAt > 0 {
+		line += fmt.Sprintf(", hash-compact from %d states", p.CompactedAt)
+	}
+	if p.DenseAt > 0 {
+		line += fmt.Sprintf(", tables filled to 7/8 from %d states", p.DenseAt)
+	}
+	return line
 }
 
 func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {

@@ -204,6 +204,14 @@ func TestProgressLines(t *testing.T) {
 	if got := bfsProgressLine(p); got != "depth 7: marking subsumed states, 16/40 of the level, 1000 states, 500 states/s, 2s" {
 		t.Errorf("bfs, marking: %q", got)
 	}
+	p.Marked, p.Heap, p.MaxMemory = 40, 3<<29, 2<<30
+	if got := bfsProgressLine(p); got != "depth 7: 0/40 of the level, 1000 states, 500 states/s, 2s, heap 1.5GiB of 2GiB" {
+		t.Errorf("bfs, a budget: %q", got)
+	}
+	p.OnDisk, p.CompactedAt, p.DenseAt = true, 600, 900
+	if got := bfsProgressLine(p); got != "depth 7: 0/40 of the level, 1000 states, 500 states/s, 2s, heap 1.5GiB of 2GiB, levels on disk, hash-compact from 600 states, tables filled to 7/8 from 900 states" {
+		t.Errorf("bfs, at the budget: %q", got)
+	}
 }
 
 // TestSearchPrintsTheTrace: search prints the shrunk counterexample as
