@@ -1104,12 +1104,14 @@ func (b *bfs) compactAtBudget(n int) bool {
 // some table would double in the next batch, of n chunks, fill every
 // table to 7/8 before it doubles, instead of 3/4 (visited.dense), for the
 // rest of the search, if the search is then within the budget, and
-// reports whether it is. Every table is dense, or none. A table doubles when it is 3/4 full, so a search whose next
-// doubling does not fit would stop with a third of its table memory
-// unused; dense, its tables hold a sixth more states in the same memory,
-// and a lookup of a state not stored probes 32.5 slots on average instead
-// of 8.5. Entries stored in a table that has not doubled keep one bit of
-// their hash less than they would have: the omission bound counts it.
+// reports whether it is. Every table is dense, or none.
+//
+// A table doubles when it is 3/4 full, so a search whose next doubling
+// does not fit would stop with a quarter of its slots empty; dense, its
+// tables hold a sixth more states in the same memory, and a lookup of a
+// state not stored probes 32.5 slots on average instead of 8.5. Entries
+// stored in a table that has not doubled keep one bit of their hash less
+// than they would have: the omission bound counts it.
 func (b *bfs) densify(n int) bool {
 	if !b.opt.HashCompact {
 		return false

@@ -15,8 +15,8 @@ import (
 //
 // The advice covers every huge page b lies in (hugeSpan), not only those
 // wholly inside it: Go's heap places a 4 MiB slab at any 8 KiB boundary, so
-// the pages wholly inside held 3 MiB of it on average, and a quarter of
-// each slab still faulted a 4 KiB page at a time. The neighbours that share
+// unless it falls on a 2 MiB one the pages wholly inside hold 2 MiB of it,
+// and the other half faulted a 4 KiB page at a time. The neighbours that share
 // b's first and last huge pages may be backed so too, which changes what
 // they hold in nothing. The call takes the range as numbers, since a Go
 // pointer to memory outside b might point at no object. It is only a hint:
