@@ -1104,7 +1104,7 @@ func (b *bfs) compactAtBudget(n int) bool {
 // some table would double in the next batch, of n chunks, fill every
 // table to 7/8 before it doubles, instead of 3/4 (visited.dense), for the
 // rest of the search, if the search is then within the budget, and
-// reports whether it is. Every table is dense, or none.
+// reports whether it is.
 //
 // A table doubles when it is 3/4 full, so a search whose next doubling
 // does not fit would stop with a quarter of its slots empty; dense, its
@@ -1116,20 +1116,12 @@ func (b *bfs) densify(n int) bool {
 	if !b.opt.HashCompact {
 		return false
 	}
-	fresh, more := b.batchFresh(), false
-	for _, p := range b.seen.parts {
-		more = more || !p.dense && doubles(p, fresh)
-	}
-	if !more {
+	fresh := b.batchFresh()
+	if b.seen.dense() || !slices.ContainsFunc(b.seen.parts[:], func(p *visited) bool { return doubles(p, fresh) }) {
 		return false
 	}
-	dense := func(d bool) {
-		for _, p := range b.seen.parts {
-			p.dense = d
-		}
-	}
-	if dense(true); b.heap+b.batchGrowth(n) >= b.opt.MaxMemory {
-		dense(false) // the search stops as it was
+	if b.seen.setDense(true); b.heap+b.batchGrowth(n) >= b.opt.MaxMemory {
+		b.seen.setDense(false) // the search stops as it was
 		return false
 	}
 	if b.denseAt == 0 {

@@ -66,7 +66,7 @@ type mark struct {
 	probes, subsumed uint64
 	omission         float64
 	bits             [setParts]uint8 // each part's table size (log2), if hash-compact
-	dense            uint16          // the parts whose tables were dense (a bit each)
+	dense            bool            // whether the tables were dense
 	denseAt          uint64
 	reached          Coverage
 	violated         spec.Set
@@ -111,11 +111,11 @@ type ckLevel struct {
 	Reached     Coverage          `json:"reached"`
 	HashCompact bool              `json:"hashCompact"` // how the visited set is stored
 	CompactedAt uint64            `json:"compactedAt"`
-	// DenseAt is BFSResult.DenseAt; DenseParts has a bit set for each part
-	// of the visited set whose table was let fill to 7/8 (visited.dense).
-	// Neither is in a version-3 checkpoint, which had no dense table.
-	DenseAt    uint64 `json:"denseAt,omitempty"`
-	DenseParts uint16 `json:"denseParts,omitempty"`
+	// DenseAt is BFSResult.DenseAt; Dense tells that the visited set's
+	// tables were let fill to 7/8 (stateSet.dense). Neither is in a
+	// version-3 checkpoint, which had no dense table.
+	DenseAt uint64 `json:"denseAt,omitempty"`
+	Dense   bool   `json:"dense,omitempty"`
 	// Start is the discovery index of the level's first state, Stride the
 	// step between two (a shard's share); Frontier the level's states.
 	Start    uint32 `json:"start"`
@@ -150,14 +150,11 @@ func (b *bfs) mark() {
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
 	mk.probes, mk.subsumed, mk.omission = b.probes, b.subsumed, b.omission
-	mk.dense, mk.denseAt = 0, b.denseAt
+	mk.dense, mk.denseAt = b.seen.dense(), b.denseAt
 	for i, p := range b.seen.parts {
 		mk.bits[i] = 0
 		if p.compact {
 			mk.bits[i] = uint8(64 - p.shift)
-		}
-		if p.dense {
-			mk.dense |= 1 << i
 		}
 	}
 	mk.start, mk.stride = b.curStart, b.curStride
@@ -349,7 +346,7 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 		}
 		for p, v := range b.seen.parts {
 			n := v.n - uint64(len(since[p]))
-			k := max(uint(mk.bits[p]), compactBits(n, mk.dense>>p&1 != 0))
+			k := max(uint(mk.bits[p]), compactBits(n, mk.dense))
 			w.u64(n)
 			w.u64(uint64(k))
 			block := w.block[:0]
@@ -461,7 +458,7 @@ func (b *bfs) header() ckHeader {
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
 		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Omission: mk.omission, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
-		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, DenseAt: mk.denseAt, DenseParts: mk.dense, Start: mk.start,
+		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, DenseAt: mk.denseAt, Dense: mk.dense, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
 }
@@ -768,15 +765,14 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			continue
 		}
 		n := r.count(16)
-		dense := lv.DenseParts>>p&1 != 0
-		k, least := r.u64(), uint64(compactBits(n, dense))
+		k, least := r.u64(), uint64(compactBits(n, lv.Dense))
 		if r.err == nil && (k < least || k > least+4) { // larger only if entries lay too far from home
 			r.corrupt("a table of 2^%d slots for %d states", k, n)
 		}
 		var v *visited
 		if r.err == nil {
 			v = newTable(true, uint(k), nil)
-			v.dense = dense
+			v.dense = lv.Dense
 		}
 		for i := uint64(0); i < n && r.err == nil; i += blockBytes / 16 {
 			block := r.read(int(min(blockBytes/16, n-i) * 16))

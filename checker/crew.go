@@ -15,9 +15,10 @@ const crewSpin = time.Millisecond
 // crew runs jobs on several goroutines at once, one job after another: a
 // search's parallel steps, several for each batch of a few milliseconds.
 // Its helpers live as long as the search and look for the next job for
-// crewSpin before they sleep (when each has a P of its own), because waking a sleeping goroutine (and,
-// under a hypervisor, the idle CPU it sleeps on) took 70–110 µs on this
-// project's machine, a few times a batch. The leader runs its share of
+// crewSpin before they sleep (when each has a P of its own), because
+// waking a sleeping goroutine (and, under a hypervisor, the idle CPU it
+// sleeps on) took 70–110 µs on this project's machine, a few times a
+// batch. The leader runs its share of
 // each job and waits for the helpers without sleeping: they end within a
 // chunk's time of it.
 type crew struct {

@@ -148,9 +148,7 @@ func TestBFSDenseTables(t *testing.T) {
 	opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true, MaxDepth: 12}
 	dense := func(opt BFSOptions) (BFSResult, *stateSet) {
 		b := newBFS(m, opt)
-		for _, p := range b.seen.parts {
-			p.dense = true
-		}
+		b.seen.setDense(true)
 		return b.run(ctx), b.seen
 	}
 	b := newBFS(m, opt)

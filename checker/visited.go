@@ -402,6 +402,17 @@ func newStateSet(compact bool) *stateSet {
 	return s
 }
 
+// setDense makes every part's table dense, or none (see visited.dense):
+// a search's tables are all dense or none.
+func (s *stateSet) setDense(d bool) {
+	for _, p := range s.parts {
+		p.dense = d
+	}
+}
+
+// dense reports whether the tables are dense.
+func (s *stateSet) dense() bool { return s.parts[0].dense }
+
 // part is the index of the part that holds hash h.
 func part(h hash) int { return int(h.Lo & (setParts - 1)) }
 
