@@ -44,8 +44,9 @@ type BFSOptions struct {
 	// explore does: freed heap stays resident until the runtime returns
 	// it). Before it stops, a search sends its levels to disk, switches to
 	// hash compaction (CompactAtBudget) and, hash-compact, lets its tables
-	// fill to 7/8 before they double (BFSResult.DenseAt), each only if
-	// that lets it go on. The result holds the states stored so far (those
+	// fill to 7/8 before they double (BFSResult.DenseAt), then keeps full
+	// tables and stores what follows in smaller ones (BFSResult.LayeredAt),
+	// each only if that lets it go on. The result holds the states stored so far (those
 	// of the batches merged).
 	MaxMemory uint64
 	// CompactAtBudget makes an exact search that meets MaxMemory switch to
@@ -137,11 +138,11 @@ type BFSProgress struct {
 	Rate    float64       // states per second
 	// Heap is the Go heap in use, sampled (see BFSOptions.MaxMemory), and
 	// MaxMemory the budget (0: none). OnDisk tells that the levels are on
-	// disk; CompactedAt and DenseAt are BFSResult's: what the search did
-	// at its budget so far.
-	Heap, MaxMemory      uint64
-	OnDisk               bool
-	CompactedAt, DenseAt uint64
+	// disk; CompactedAt, DenseAt and LayeredAt are BFSResult's: what the
+	// search did at its budget so far.
+	Heap, MaxMemory                 uint64
+	OnDisk                          bool
+	CompactedAt, DenseAt, LayeredAt uint64
 }
 
 // Why a search ended.
@@ -236,7 +237,9 @@ type BFSResult struct {
 	// state's stored entry keeps its part's, its home slot's and at least
 	// 51 more bits of its hash, so each adds 2^-(those bits). A lookup
 	// adds less than 2^-51·(1 + 0.44·d) in a table doubled d times (tables
-	// filled to 7/8 at the memory budget included; see DenseAt): about
+	// filled to 7/8 at the memory budget included; see DenseAt), and about
+	// 0.875·2^-51 more for each further table of its part (see LayeredAt):
+	// about
 	// 2^-48 at 10^9 states, where keeping 64 bits of each hash gave
 	// n/2^64 = 2^-34. It is 0 in exact mode.
 	HashCompact bool `json:"hashCompact"`
@@ -247,7 +250,12 @@ type BFSResult struct {
 	// DenseAt is the number of states stored when a hash-compact search at
 	// its memory budget let its tables fill to 7/8 before they double,
 	// rather than 3/4, to go on in the memory it had; 0 if it did not.
-	DenseAt       uint64  `json:"denseAt,omitempty"`
+	DenseAt uint64 `json:"denseAt,omitempty"`
+	// LayeredAt is the number of states stored when a hash-compact search
+	// at its memory budget, its tables dense, first kept a table that
+	// would grow and set a smaller one to follow it (a layer), to go on in
+	// the memory it had; 0 if it did not.
+	LayeredAt     uint64  `json:"layeredAt,omitempty"`
 	OmissionBound float64 `json:"omissionBound"`
 	// Shard is the part of a split search this is (N = 0: unsplit); Shards
 	// how many results MergeResults merged into it.
@@ -410,6 +418,7 @@ type bfs struct {
 	gcHeap       uint64 // the heap after the last forced collection
 	compactedAt  uint64 // states stored when the set switched to hash compaction
 	denseAt      uint64 // states stored when the tables were first let fill to 7/8
+	layeredAt    uint64 // states stored when the first layer was set (see layer)
 	lastFresh    uint64 // new states of the last batch merged
 	chunkUse     uint64 // bytes of candidates a chunk of the last batch kept, on average
 	outsCap      uint64 // bytes the chunks' candidate buffers hold
@@ -1117,7 +1126,7 @@ func (b *bfs) densify(n int) bool {
 		return false
 	}
 	fresh := b.batchFresh()
-	if b.seen.dense() || !slices.ContainsFunc(b.seen.parts[:], func(p *visited) bool { return doubles(p, fresh) }) {
+	if b.seen.dense() || !slices.ContainsFunc(b.seen.parts[:], func(p *visited) bool { return grows(p, fresh) }) {
 		return false
 	}
 	if b.seen.setDense(true); b.heap+b.batchGrowth(n) >= b.opt.MaxMemory {
@@ -1130,10 +1139,71 @@ func (b *bfs) densify(n int) bool {
 	return true
 }
 
+// layer lets a hash-compact search that met its memory budget, where
+// some table would grow in the next batch, of n chunks, go on with
+// smaller tables: each part keeps its table when it is full and stores
+// what follows in a new one (a layer, visited.layer) half the size of
+// what the part would have allocated, or a quarter and so on: the
+// largest such that every part's next table fits the budget, since the
+// hash spreads the states evenly over the parts and the first part to
+// fill stops the search. It reports whether that fits; if not, or a part
+// due to grow holds maxLayers tables, the parts are left as they were.
+// Every table is dense first (as densify).
+//
+// Doubling a table needs twice its memory, so a search whose tables no
+// longer double would stop with up to half its budget holding nothing;
+// layers fill it, halving, with about as many states as it holds. A
+// lookup reads every table of its part: a state not stored probes one
+// more table for each layer, and its share of the omission bound grows
+// by about 0.875·2^-51 a layer (each entry of a table half the size keeps
+// a bit of its hash less).
+func (b *bfs) layer(n int) bool {
+	if !b.opt.HashCompact {
+		return false
+	}
+	dense := b.seen.dense()
+	b.seen.setDense(true)
+	fresh := b.batchFresh()
+	var parts []*visited // those that can begin a layer
+	var was, most []uint // each one's layer, and the largest its next may be
+	for _, p := range b.seen.parts {
+		if len(p.older)+1 >= maxLayers {
+			if grows(p, fresh) {
+				parts = nil
+				break
+			}
+			continue
+		}
+		parts, was, most = append(parts, p), append(was, p.layer), append(most, p.growBits()-1)
+	}
+	for k := slices.Max(append(most, 0)); len(parts) > 0 && k >= minTableBits; k-- {
+		var later uint64 // the next tables of the parts not due to grow in the batch
+		for i, p := range parts {
+			if p.layer = min(k, most[i]); !grows(p, fresh) {
+				later += 8 << p.layer
+			}
+		}
+		if b.heap+b.batchGrowth(n)+later < b.opt.MaxMemory {
+			if b.denseAt == 0 {
+				b.denseAt = b.seen.len()
+			}
+			if b.layeredAt == 0 {
+				b.layeredAt = b.seen.len()
+			}
+			return true
+		}
+	}
+	for i, p := range parts {
+		p.layer = was[i]
+	}
+	b.seen.setDense(dense) // the search stops as it was
+	return false
+}
+
 // batchGrowth estimates the big allocations the next batch, of n chunks,
 // may make: its chunks' candidate buffers, if n chunks as full as the
 // last batch's (twice, for append's doubling) outgrow them; the tables of
-// the visited set's parts that would double and the next level's offsets
+// the visited set's parts that would grow and the next level's offsets
 // if they outgrow their capacity, supposing the batch finds twice as many
 // new states as the last one (at least a batch's worth of states); and a
 // new arena chunk per part.
@@ -1143,11 +1213,7 @@ func (b *bfs) batchGrowth(n int) uint64 {
 	if need := 2 * uint64(n) * b.chunkUse; need > b.outsCap {
 		g += need - b.outsCap
 	}
-	for _, p := range b.seen.parts {
-		if doubles(p, fresh) {
-			g += uint64(len(p.table)) * 2 * 8
-		}
-	}
+	g += b.seen.growth(fresh)
 	if n := uint64(len(b.next)) + fresh; n > uint64(cap(b.next)) {
 		g += n * 8 * 5 / 4
 	}
@@ -1159,13 +1225,40 @@ func (b *bfs) batchGrowth(n int) uint64 {
 	return g + max(2<<arenaChunkBits, b.front.nextAlloc()) + fresh*6 // the frontier arena, the parent links
 }
 
+// growth is what the tables may allocate while a batch stores fresh
+// states: the tables of the parts that would grow then (double, or begin
+// their next layer); and in hash-compact mode, when a part doubles, the
+// doubling of every part whose table is no larger and that has no layer
+// set, which the hash's even spread over the parts brings soon after. So
+// a search at its memory budget doubles its tables all or none: doubled
+// one by one as they fit, most of them would hold empty slots that the
+// parts not doubled, filling first, stop it from using.
+func (s *stateSet) growth(fresh uint64) uint64 {
+	var g, doubled uint64 // doubled: the largest table that doubles
+	for _, p := range s.parts {
+		if grows(p, fresh) {
+			g += 8 << p.growBits()
+			if p.growBits() > 64-p.shift {
+				doubled = max(doubled, uint64(len(p.table)))
+			}
+		}
+	}
+	for _, p := range s.parts {
+		if doubled > 0 && p.compact && p.layer == 0 && !grows(p, fresh) && uint64(len(p.table)) <= doubled {
+			g += 8 * uint64(len(p.table)) // the new table's size, less the old one's, freed
+		}
+	}
+	return g
+}
+
 // batchFresh is how many new states batchGrowth supposes the next batch
 // may find: twice as many as the last one, and at least a batch's worth.
 func (b *bfs) batchFresh() uint64 { return 2 * max(b.lastFresh, batchChunks*chunkStates) }
 
-// doubles reports whether part p's table would double while a batch
-// stores fresh states, supposing it takes twice its share of them.
-func doubles(p *visited, fresh uint64) bool { return p.outgrows(p.n + fresh/setParts*2 + 1) }
+// grows reports whether part p's table would grow (double, or make way
+// for the next layer) while a batch stores fresh states, supposing it
+// takes twice its share of them.
+func grows(p *visited, fresh uint64) bool { return p.outgrows(p.n + fresh/setParts*2 + 1) }
 
 // tick reports progress when it is due; only the leading goroutine calls it.
 func (b *bfs) tick() {
@@ -1185,7 +1278,8 @@ func (b *bfs) report() {
 	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
 		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Marked: b.marked.Load(), Elapsed: el,
 		Rate: float64(n) / max(el.Seconds(), 1e-9), Heap: b.heap, MaxMemory: b.opt.MaxMemory,
-		OnDisk: b.disk.cur != nil || b.disk.next != nil, CompactedAt: b.compactedAt, DenseAt: b.denseAt})
+		OnDisk: b.disk.cur != nil || b.disk.next != nil, CompactedAt: b.compactedAt, DenseAt: b.denseAt,
+		LayeredAt: b.layeredAt})
 }
 
 func (b *bfs) sampleHeap() {
@@ -1207,7 +1301,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, Probes: b.probes, CompactedAt: b.compactedAt, DenseAt: b.denseAt, Shard: b.opt.Shard, Reached: b.reached}
+		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, Probes: b.probes, CompactedAt: b.compactedAt, DenseAt: b.denseAt, LayeredAt: b.layeredAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, b.omission)

@@ -32,7 +32,7 @@ const CheckpointFile = "bfs.checkpoint"
 // before it and the end marker. Integers are little-endian.
 const (
 	checkpointMagic   = "fencecheck BFS checkpoint\n"
-	checkpointVersion = 4 // 3 is read too: the same, with no dense table
+	checkpointVersion = 5 // 3 and 4 are read too: the same, with one table a part (and none dense in 3)
 	checkpointEnd     = "end of checkpoint\n"
 	maxHeader         = 1 << 20
 )
@@ -65,9 +65,11 @@ type mark struct {
 	trans, unreduced uint64
 	probes, subsumed uint64
 	omission         float64
-	bits             [setParts]uint8 // each part's table size (log2), if hash-compact
+	bits             [setParts]uint8 // each part's newest table's size (log2), if hash-compact
+	tables, layer    [setParts]uint8 // each part's number of tables, and its visited.layer
 	dense            bool            // whether the tables were dense
 	denseAt          uint64
+	layeredAt        uint64
 	reached          Coverage
 	violated         spec.Set
 	first            [maxInvariants]edge
@@ -116,6 +118,8 @@ type ckLevel struct {
 	// version-3 checkpoint, which had no dense table.
 	DenseAt uint64 `json:"denseAt,omitempty"`
 	Dense   bool   `json:"dense,omitempty"`
+	// LayeredAt is BFSResult.LayeredAt (version 5 on).
+	LayeredAt uint64 `json:"layeredAt,omitempty"`
 	// Start is the discovery index of the level's first state, Stride the
 	// step between two (a shard's share); Frontier the level's states.
 	Start    uint32 `json:"start"`
@@ -150,12 +154,13 @@ func (b *bfs) mark() {
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
 	mk.probes, mk.subsumed, mk.omission = b.probes, b.subsumed, b.omission
-	mk.dense, mk.denseAt = b.seen.dense(), b.denseAt
+	mk.dense, mk.denseAt, mk.layeredAt = b.seen.dense(), b.denseAt, b.layeredAt
 	for i, p := range b.seen.parts {
 		mk.bits[i] = 0
 		if p.compact {
 			mk.bits[i] = uint8(64 - p.shift)
 		}
+		mk.tables[i], mk.layer[i] = uint8(len(p.older)+1), uint8(p.layer)
 	}
 	mk.start, mk.stride = b.curStart, b.curStride
 	if r := b.disk.cur; r != nil {
@@ -326,11 +331,13 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 	w.u32(w.crc)
 
 	// The visited set: in exact mode each part's key arena as it was at
-	// the mark; in hash-compact mode each part's table size (log2) as it
-	// was at the mark (or as its entries need) and its entries' home slots
-	// and fields at that size, but those of the states stored since. The
-	// resumed search then stores what the uninterrupted one did, with
-	// the same bits of each hash.
+	// the mark; in hash-compact mode, for each part, the number of its
+	// tables at the mark and the size (log2) of the layer to follow (0:
+	// none; see visited.layer), then each table's number of entries, its
+	// size (log2) as it was at the mark (or as its entries need) and its
+	// entries' home slots and fields at that size, but those of the states
+	// stored since. The resumed search then stores what the uninterrupted
+	// one did, with the same bits of each hash.
 	if !b.opt.HashCompact {
 		for p := range b.seen.arenas {
 			a, size := &b.seen.arenas[p], mk.arenas[p]
@@ -345,25 +352,45 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 			return err
 		}
 		for p, v := range b.seen.parts {
-			n := v.n - uint64(len(since[p]))
-			k := max(uint(mk.bits[p]), compactBits(n, mk.dense))
-			w.u64(n)
-			w.u64(uint64(k))
-			block := w.block[:0]
-			v.entries(func(slot, home, field uint64) {
-				if _, found := slices.BinarySearch(since[p], slot); found {
-					return
+			tables := int(mk.tables[p])
+			w.u64(uint64(tables))
+			w.u64(uint64(mk.layer[p]))
+			for i := range tables {
+				t, k := v, uint(mk.bits[p]) // the last table's size at the mark: 0 if the search was exact then
+				if i < len(v.older) {
+					t = v.older[i]
 				}
-				for range 64 - v.shift - k {
-					home, field = lower(home, field)
+				if i < tables-1 {
+					k = 64 - t.shift // frozen at the mark
 				}
-				block = binary.LittleEndian.AppendUint64(block, home)
-				if block = binary.LittleEndian.AppendUint64(block, field); len(block) == blockBytes {
-					w.bytes(block)
-					block = block[:0]
+				var left []uint64 // the slots of the states stored since, in t
+				for _, s := range since[p] {
+					if s>>sinceLayer == uint64(i) {
+						left = append(left, s&(1<<sinceLayer-1))
+					}
 				}
-			})
-			w.bytes(block)
+				n := t.n - uint64(len(left))
+				if k == 0 {
+					k = compactBits(n, mk.dense)
+				}
+				w.u64(n)
+				w.u64(uint64(k))
+				block := w.block[:0]
+				t.entries(func(slot, home, field uint64) {
+					if _, found := slices.BinarySearch(left, slot); found {
+						return
+					}
+					for range 64 - t.shift - k {
+						home, field = lower(home, field)
+					}
+					block = binary.LittleEndian.AppendUint64(block, home)
+					if block = binary.LittleEndian.AppendUint64(block, field); len(block) == blockBytes {
+						w.bytes(block)
+						block = block[:0]
+					}
+				})
+				w.bytes(block)
+			}
 		}
 	}
 
@@ -403,9 +430,11 @@ func (b *bfs) writeCheckpoint(f io.Writer) error {
 	return w.w.Flush()
 }
 
-// storedSince returns, by part and sorted, the slots of the hash-compact
-// entries of the states stored since the mark (the next level's so far),
-// which a checkpoint leaves out.
+// storedSince returns, by part and sorted, the tables and slots of the
+// hash-compact entries of the states stored since the mark (the next
+// level's so far), which a checkpoint leaves out: each is the index of
+// the table in its part (visited.locate) shifted left by sinceLayer, or'd
+// with the slot.
 func (b *bfs) storedSince() ([setParts][]uint64, error) {
 	var since [setParts][]uint64
 	want := b.seen.len() - b.disk.mark.states
@@ -415,11 +444,11 @@ func (b *bfs) storedSince() ([setParts][]uint64, error) {
 	var lost error
 	add := func(p []byte) {
 		h := hashKey(p) // the merge wrote the state's key
-		slot, found := b.seen.parts[part(h)].find(p, h)
+		t, slot, found := b.seen.parts[part(h)].locate(p, h)
 		if !found && lost == nil {
 			lost = errors.New("a state of the next level is not in the visited set")
 		}
-		since[part(h)] = append(since[part(h)], slot)
+		since[part(h)] = append(since[part(h)], uint64(t)<<sinceLayer|slot)
 	}
 	if w := b.disk.next; w != nil {
 		if err := w.flush(); err != nil {
@@ -447,6 +476,9 @@ func (b *bfs) storedSince() ([setParts][]uint64, error) {
 	return since, nil
 }
 
+// sinceLayer is where storedSince puts a table's index: above every slot.
+const sinceLayer = 48
+
 // header is the checkpoint's header for the search at the mark.
 func (b *bfs) header() ckHeader {
 	mk := &b.disk.mark
@@ -458,7 +490,7 @@ func (b *bfs) header() ckHeader {
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
 		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Omission: mk.omission, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
-		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, DenseAt: mk.denseAt, Dense: mk.dense, Start: mk.start,
+		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, DenseAt: mk.denseAt, Dense: mk.dense, LayeredAt: mk.layeredAt, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
 }
@@ -687,8 +719,9 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		return &CheckpointError{File: r.file, Msg: "not a fencecheck BFS checkpoint"}
 	}
 	r.section = "header"
-	if v := r.u32(); r.err == nil && v != checkpointVersion && v != 3 {
-		return &CheckpointError{File: r.file, Field: "version", Msg: fmt.Sprintf("format version %d; this program reads versions 3 and %d", v, checkpointVersion)}
+	version := r.u32()
+	if r.err == nil && (version < 3 || version > checkpointVersion) {
+		return &CheckpointError{File: r.file, Field: "version", Msg: fmt.Sprintf("format version %d; this program reads versions 3 to %d", version, checkpointVersion)}
 	}
 	n := r.u32()
 	if r.err == nil && n > maxHeader {
@@ -764,29 +797,48 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			}
 			continue
 		}
-		n := r.count(16)
-		k, least := r.u64(), uint64(compactBits(n, lv.Dense))
-		if r.err == nil && (k < least || k > least+4) { // larger only if entries lay too far from home
-			r.corrupt("a table of 2^%d slots for %d states", k, n)
-		}
-		var v *visited
-		if r.err == nil {
-			v = newTable(true, uint(k), nil)
-			v.dense = lv.Dense
-		}
-		for i := uint64(0); i < n && r.err == nil; i += blockBytes / 16 {
-			block := r.read(int(min(blockBytes/16, n-i) * 16))
-			for j := 0; j < len(block); j += 16 {
-				home, f := binary.LittleEndian.Uint64(block[j:]), binary.LittleEndian.Uint64(block[j+8:])
-				if home>>k != 0 || f == 0 || f > fieldMask || bits.TrailingZeros64(f) > remBits {
-					r.corrupt("entry %d", keys)
-					return r.err
-				}
-				v.put(home, f, uint(k))
-				keys++
+		tables, layer := uint64(1), uint64(0)
+		if version >= 5 {
+			tables, layer = r.u64(), r.u64()
+			if r.err == nil && (tables < 1 || tables > maxLayers || layer > 40) {
+				r.corrupt("%d tables, the next of 2^%d slots", tables, layer)
 			}
 		}
-		seen.parts[p] = v
+		var v *visited
+		var prev uint64 // the last table's size (log2)
+		for t := uint64(0); t < tables && r.err == nil; t++ {
+			n := r.count(16)
+			k, least := r.u64(), uint64(compactBits(n, lv.Dense))
+			if r.err == nil && (k > 40 || outgrows(n, uint(k), lv.Dense) || k > max(least+4, prev)) { // larger only if entries lay too far from home, or a layer just begun
+				r.corrupt("a table of 2^%d slots for %d states", k, n)
+			}
+			if r.err != nil {
+				break
+			}
+			if t == 0 {
+				v = newTable(true, uint(k), nil)
+				v.dense = lv.Dense
+			} else {
+				v.addLayer(uint(k))
+			}
+			prev = k
+			for i := uint64(0); i < n && r.err == nil; i += blockBytes / 16 {
+				block := r.read(int(min(blockBytes/16, n-i) * 16))
+				for j := 0; j < len(block); j += 16 {
+					home, f := binary.LittleEndian.Uint64(block[j:]), binary.LittleEndian.Uint64(block[j+8:])
+					if home>>k != 0 || f == 0 || f > fieldMask || bits.TrailingZeros64(f) > remBits {
+						r.corrupt("entry %d", keys)
+						return r.err
+					}
+					v.put(home, f, uint(k))
+					keys++
+				}
+			}
+		}
+		if r.err == nil {
+			v.layer = uint(layer)
+			seen.parts[p] = v
+		}
 	}
 	if r.err == nil && keys != lv.States {
 		r.corrupt("%d states, the header says %d", keys, lv.States)
@@ -877,7 +929,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
 	b.probes, b.subsumed, b.omission = lv.Probes, lv.Subsumed, lv.Omission
 	b.violated = spec.SetOf(lv.Violated...)
-	b.opt.HashCompact, b.compactedAt, b.denseAt = lv.HashCompact, lv.CompactedAt, lv.DenseAt
+	b.opt.HashCompact, b.compactedAt, b.denseAt, b.layeredAt = lv.HashCompact, lv.CompactedAt, lv.DenseAt, lv.LayeredAt
 	b.disk.spilled = lv.SpilledBytes
 	b.start = time.Now().Add(-lv.Elapsed)
 	b.lastProgress = b.start

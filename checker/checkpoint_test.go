@@ -315,9 +315,9 @@ func TestBFSCheckpointCorrupt(t *testing.T) {
 	}
 }
 
-// TestBFSResumeVersion3: a checkpoint of format version 3, which had no
-// dense tables and is otherwise version 4, resumes; versions 2 and 5 are
-// refused by number.
+// TestBFSResumeVersion3: checkpoints of format versions 3 and 4, which had
+// one table a part (and no dense tables in 3) and are otherwise version
+// 5, resume; versions 2 and 6 are refused by number.
 func TestBFSResumeVersion3(t *testing.T) {
 	ctx := context.Background()
 	m := newMachine(t, smallConfig, model.Design{})
@@ -332,9 +332,22 @@ func TestBFSResumeVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt.Checkpoint, opt.MaxDepth, opt.Resume = "", 0, dir
-	for _, v := range []uint32{2, 3, 5} {
+	head := len(checkpointMagic) + 8 + int(binary.LittleEndian.Uint32(data[len(checkpointMagic)+4:]))
+	// Version 4: each part's count of tables (1) and next layer (0) out.
+	var old []byte
+	at := head + 4
+	old = append(old, data[:at]...)
+	for range setParts {
+		if tables, layer := binary.LittleEndian.Uint64(data[at:]), binary.LittleEndian.Uint64(data[at+8:]); tables != 1 || layer != 0 {
+			t.Fatalf("%d tables, a layer of 2^%d slots", tables, layer)
+		}
+		n := binary.LittleEndian.Uint64(data[at+16:])
+		old = append(old, data[at+16:at+32+16*int(n)]...)
+		at += 32 + 16*int(n)
+	}
+	data = append(old, data[at:]...)
+	for _, v := range []uint32{2, 3, 4, 6} {
 		binary.LittleEndian.PutUint32(data[len(checkpointMagic):], v)
-		head := len(checkpointMagic) + 8 + int(binary.LittleEndian.Uint32(data[len(checkpointMagic)+4:]))
 		for _, sum := range []int{head, len(data) - len(checkpointEnd) - 4} { // the header's CRC, the whole's
 			binary.LittleEndian.PutUint32(data[sum:], crc32.Checksum(data[:sum], castagnoli))
 		}
@@ -344,8 +357,8 @@ func TestBFSResumeVersion3(t *testing.T) {
 		got := BFS(ctx, m, opt)
 		var ce *CheckpointError
 		switch {
-		case v == 3:
-			sameSearch(t, "version 3", want, got)
+		case v == 3 || v == 4:
+			sameSearch(t, "version "+strconv.Itoa(int(v)), want, got)
 		case !errors.As(got.Err, &ce) || ce.Field != "version" || !strings.Contains(ce.Msg, "version "+strconv.Itoa(int(v))):
 			t.Fatalf("version %d: %s, %v", v, got.Stopped, got.Err)
 		}

@@ -3,8 +3,10 @@ package checker
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,6 +184,76 @@ func TestBFSDenseTables(t *testing.T) {
 	sameSearch(t, "dense, resumed", got, BFS(ctx, m, opt))
 }
 
+// TestBFSLayers: a search whose parts' tables, when full, are kept and
+// followed by smaller ones (layers, visited.layer) finds what a search
+// without them does (states, levels, transitions, verdicts and
+// counterexamples), with a larger omission bound. Stopped in the middle
+// of its widest level, after a layer was begun in it, and resumed from
+// its checkpoint, it ends as it did uninterrupted, bit for bit.
+func TestBFSLayers(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, baseConfig, model.Design{})
+	opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, HashCompact: true, MaxDepth: 12}
+	layered := func(ctx context.Context, opt BFSOptions) (BFSResult, *bfs) {
+		b := newBFS(m, opt)
+		for i := range b.seen.parts {
+			b.seen.parts[i] = newTable(true, 10, nil) // 896 states at 7/8, then layers of 448
+			b.seen.parts[i].layer = 9
+		}
+		b.seen.setDense(true)
+		return b.run(ctx), b
+	}
+	want := BFS(ctx, m, opt)
+	got, whole := layered(ctx, opt)
+	omission := got.OmissionBound
+	got.OmissionBound = want.OmissionBound
+	sameSearch(t, "layers", want, got)
+	got.OmissionBound = omission
+	for i, p := range whole.seen.parts {
+		if len(p.older) < 2 || p.layer != 9 || 64-p.shift != 9 {
+			t.Fatalf("part %d: %d tables, the last of 2^%d slots", i, len(p.older)+1, 64-p.shift)
+		}
+	}
+	if omission <= want.OmissionBound {
+		t.Fatalf("omission bound %g with layers, %g without", omission, want.OmissionBound)
+	}
+	t.Logf("%d states in %d tables a part; omission bound %.3g, %.3g without layers", got.States, len(whole.seen.parts[0].older)+1,
+		omission, want.OmissionBound)
+
+	depth := widestLevel(t, want)
+	stop, cancel := context.WithCancel(ctx)
+	opt.Checkpoint, opt.CheckpointEvery, opt.ProgressEvery = t.TempDir(), time.Hour, time.Nanosecond // saved as it stops, not as the level starts
+	opt.Progress = func(p BFSProgress) {
+		if p.Depth == depth && p.Expanded > batchChunks*chunkStates { // in the second batch: the first is merged
+			cancel()
+		}
+	}
+	first, b := layered(stop, opt)
+	cancel()
+	begun := false // a layer begun in the level, after the checkpoint's mark
+	for i, p := range b.seen.parts {
+		begun = begun || len(p.older)+1 > int(b.disk.mark.tables[i])
+	}
+	if first.Stopped != StopCancelled || first.CheckpointDepth != depth || !begun {
+		t.Fatalf("%s at depth %d, checkpoint at %d; a layer begun since the level started: %v", first.Stopped,
+			first.MaxDepth, first.CheckpointDepth, begun)
+	}
+	opt.Progress, opt.Resume = nil, opt.Checkpoint
+	resumed := newBFS(m, opt)
+	sameSearch(t, "layers, resumed", got, resumed.run(ctx))
+	tables := func(p *visited) (ts []string) { // each table's entries and slots
+		for _, u := range append(slices.Clone(p.older), p) {
+			ts = append(ts, fmt.Sprintf("%d/%d", u.n, len(u.table)))
+		}
+		return append(ts, fmt.Sprintf("layer %d", p.layer))
+	}
+	for i, p := range resumed.seen.parts {
+		if got, want := tables(p), tables(whole.seen.parts[i]); !slices.Equal(got, want) {
+			t.Fatalf("part %d resumed: tables %v, uninterrupted %v", i, got, want)
+		}
+	}
+}
+
 // TestDensifyAtBudget: at its memory budget a hash-compact search whose
 // tables would double in the next batch lets them all fill to 7/8, and
 // goes on; it does not while no table would double, where that does not
@@ -222,6 +294,92 @@ func TestDensifyAtBudget(t *testing.T) {
 		if compact && b.densify(batchChunks) {
 			t.Fatal("densified twice")
 		}
+	}
+}
+
+// TestLayerAtBudget: at its memory budget a hash-compact search whose
+// tables would grow in the next batch, where doubling them does not fit,
+// sets every part's next table (a layer) to the largest size at which all
+// fit: the tables' own, then half of it, and so on; it makes the tables
+// dense; where none fits, it leaves every part as it was, dense or not. It
+// never layers in exact mode, nor when a part due to grow holds maxLayers
+// tables; a part that holds them and is not due is left to double.
+func TestLayerAtBudget(t *testing.T) {
+	m := newMachine(t, baseConfig, model.Design{})
+	rng := rand.New(rand.NewPCG(7, 8))
+	if b := newBFS(m, BFSOptions{}); b.layer(batchChunks) {
+		t.Fatal("layered an exact search")
+	}
+	b := newBFS(m, BFSOptions{HashCompact: true})
+	b.seen.setDense(true)
+	for b.seen.len() < setParts*13330 { // tables of 2^14 slots; the next batch's share takes some past 7/8
+		k := binary.LittleEndian.AppendUint64(nil, rng.Uint64())
+		b.seen.insert(k, hashKey(k))
+	}
+	fresh := b.batchFresh()
+	var grow, still []*visited
+	for _, p := range b.seen.parts {
+		if 64-p.shift != 14 {
+			t.Fatalf("a table of 2^%d slots", 64-p.shift)
+		}
+		if grows(p, fresh) {
+			grow = append(grow, p)
+		} else {
+			still = append(still, p)
+		}
+	}
+	if len(grow) == 0 || len(still) == 0 {
+		t.Fatalf("%d of %d parts would grow", len(grow), setParts)
+	}
+	if g := b.seen.growth(fresh); g != uint64(len(grow))*8<<15+uint64(len(still))*8<<14 {
+		t.Fatalf("the tables' growth %d: not %d doubling and %d more to double", g, len(grow), len(still))
+	}
+	b.heap = 1 << 30
+	other := b.batchGrowth(batchChunks) - b.seen.growth(fresh)
+	reset := func(dense bool) {
+		for _, p := range b.seen.parts {
+			p.layer, p.older = 0, nil
+		}
+		b.seen.setDense(dense)
+		b.denseAt, b.layeredAt = 0, 0
+	}
+	for _, k := range []uint{14, 13, minTableBits} {
+		reset(k != 13) // densified too
+		b.opt.MaxMemory = b.heap + other + setParts*8<<k + 1
+		if !b.layer(batchChunks) || b.layeredAt != b.seen.len() || !b.seen.dense() {
+			t.Fatalf("2^%d slots fit: layered at %d of %d states, dense %v", k, b.layeredAt, b.seen.len(), b.seen.dense())
+		}
+		for i, p := range b.seen.parts {
+			if p.layer != k {
+				t.Fatalf("2^%d slots fit: part %d's next table of 2^%d slots", k, i, p.layer)
+			}
+		}
+		if k == 13 && b.denseAt != b.seen.len() {
+			t.Fatalf("made dense at %d of %d states", b.denseAt, b.seen.len())
+		}
+	}
+	for _, dense := range []bool{false, true} {
+		reset(dense)
+		b.opt.MaxMemory = b.heap + other + setParts*8<<minTableBits // not even the least
+		if b.layer(batchChunks) || b.layeredAt != 0 || b.seen.dense() != dense || slices.ContainsFunc(b.seen.parts[:], func(p *visited) bool { return p.layer != 0 }) {
+			t.Fatalf("dense %v: layered where nothing fits (dense %v)", dense, b.seen.dense())
+		}
+	}
+	full := func(p *visited) { // maxLayers tables
+		for range maxLayers - 1 {
+			p.older = append(p.older, newTable(true, minTableBits, nil))
+		}
+	}
+	reset(true)
+	b.opt.MaxMemory = b.heap + other + setParts*8<<14 + 1
+	full(still[0])
+	if !b.layer(batchChunks) || still[0].layer != 0 {
+		t.Fatalf("a part of %d tables not due to grow: its next of 2^%d slots", maxLayers, still[0].layer)
+	}
+	reset(true)
+	full(grow[0])
+	if b.layer(batchChunks) {
+		t.Fatalf("layered with a part of %d tables due to grow", maxLayers)
 	}
 }
 

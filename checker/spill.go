@@ -383,7 +383,8 @@ func (b *bfs) spill(lo int) bool {
 // atBudget is what a search does when it meets its memory budget before
 // a batch of n chunks from chunk lo: it sends the frontier to disk, then
 // switches to hash compaction (CompactAtBudget), then lets the tables fill
-// further (densify), then stops. It returns
+// further (densify), then keeps full tables and adds smaller ones (layer),
+// then stops. It returns
 // StopComplete when the search can go on within the budget, else
 // StopMemory, or StopError on a file error.
 func (b *bfs) atBudget(lo, n int) string {
@@ -398,7 +399,7 @@ func (b *bfs) atBudget(lo, n int) string {
 			return StopComplete
 		}
 	}
-	if b.compactAtBudget(n) || b.densify(n) {
+	if b.compactAtBudget(n) || b.densify(n) || b.layer(n) {
 		return StopComplete
 	}
 	return StopMemory

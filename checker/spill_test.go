@@ -59,7 +59,8 @@ func sameSearch(t *testing.T, what string, want, got BFSResult) {
 	sameResult(t, what, want, got)
 	if want.MaxDepth != got.MaxDepth || want.Complete != got.Complete || !reflect.DeepEqual(want.Reached, got.Reached) ||
 		!slices.Equal(want.ViolatedIDs, got.ViolatedIDs) || !slices.Equal(want.Trace, got.Trace) ||
-		want.HashCompact != got.HashCompact || want.CompactedAt != got.CompactedAt || want.DenseAt != got.DenseAt || want.OmissionBound != got.OmissionBound {
+		want.HashCompact != got.HashCompact || want.CompactedAt != got.CompactedAt || want.DenseAt != got.DenseAt || want.LayeredAt != got.LayeredAt ||
+		want.OmissionBound != got.OmissionBound {
 		t.Fatalf("%s: results differ:\n%+v\n%+v", what, want, got)
 	}
 	for i := range want.Shortest {

@@ -142,9 +142,10 @@ type visited struct {
 	n       uint64
 	keys    *arena // exact mode
 
-	// Hash-compact mode. mass is the sum over the entries of 2^-b, b the
-	// bits of its hash an entry keeps beyond the part's: the expected
-	// number of entries that a lookup of a state not stored matches.
+	// Hash-compact mode. mass is the sum over the entries, of table and
+	// of the older tables, of 2^-b, b the bits of its hash an entry keeps
+	// beyond the part's: the expected number of entries that a lookup of
+	// a state not stored matches.
 	// unit is what an entry stored now adds to it. looked is the sum,
 	// over the lookups that stored a state, of mass before each. far is
 	// how far from its home slot an entry may lie (1<<dispBits; less in
@@ -156,7 +157,19 @@ type visited struct {
 	// instead of 3/4: a search at its memory budget sets it for the rest
 	// of the search (see bfs.densify).
 	dense bool
+
+	// Layers (hash-compact mode; see bfs.layer). older are the tables the
+	// part filled before table, frozen: a lookup reads them too, oldest
+	// first, and mass counts their entries. layer, when not 0, is log2 of
+	// the size of the table that follows table when it is full, instead
+	// of doubling it, while the part holds fewer than maxLayers tables.
+	older []*visited
+	layer uint
 }
+
+// maxLayers is the most tables a part of the visited set holds (see
+// visited.older): each is one more probe for every lookup.
+const maxLayers = 8
 
 const (
 	offBits = 36 // a 64 GiB key arena
@@ -170,8 +183,11 @@ const (
 
 // newVisited returns an empty table (keys: exact mode's arena, or nil).
 func newVisited(compact bool, keys *arena) *visited {
-	return newTable(compact, 12, keys)
+	return newTable(compact, minTableBits, keys)
 }
+
+// minTableBits is log2 of the size of the smallest table: a new one's.
+const minTableBits = 12
 
 // newTable returns an empty table of 2^k slots.
 func newTable(compact bool, k uint, keys *arena) *visited {
@@ -212,8 +228,14 @@ func (v *visited) touch(e uint64, h hash) byte {
 }
 
 // find returns the slot of the key with hash h, or the empty slot where
-// it belongs.
+// it belongs. A key found in an older table has no slot in table: its
+// slot is 0.
 func (v *visited) find(key []byte, h hash) (uint64, bool) {
+	for _, o := range v.older {
+		if _, ok := o.find(key, h); ok {
+			return 0, true
+		}
+	}
 	mask := uint64(len(v.table) - 1)
 	home := h.Lo >> v.shift
 	if v.compact {
@@ -238,6 +260,18 @@ func (v *visited) find(key []byte, h hash) (uint64, bool) {
 			return i, true
 		}
 	}
+}
+
+// locate returns the table (an index in older, or len(older) for table)
+// and the slot of the key with hash h, if it is there.
+func (v *visited) locate(key []byte, h hash) (int, uint64, bool) {
+	for i, o := range v.older {
+		if slot, ok := o.find(key, h); ok {
+			return i, slot, true
+		}
+	}
+	slot, ok := v.find(key, h)
+	return len(v.older), slot, ok
 }
 
 // insert adds the key with hash h unless it is there, and reports whether
@@ -273,10 +307,13 @@ func (v *visited) store(key []byte, h hash) (uint64, bool) {
 
 // put adds a hash-compact entry, of home slot home and field f in a
 // table of 2^k slots (no more than v's), without looking for it: to the
-// first empty slot from its home on, the table doubled first while that
+// first empty slot from its home on, the table grown first while that
 // lies too far (v.far) from its home.
 func (v *visited) put(home, f uint64, k uint) {
 	for {
+		for ; k > 64-v.shift; k-- { // a smaller layer, after grow
+			home, f = lower(home, f)
+		}
 		if by := 64 - v.shift - k; by > 0 {
 			home, f = rehome(home, f, by)
 			k += by
@@ -315,9 +352,13 @@ func rehome(home, f uint64, by uint) (uint64, uint64) {
 
 // outgrows reports whether n entries are more than the table holds before
 // it doubles: 3/4 of its slots, or 7/8 when dense.
-func (v *visited) outgrows(n uint64) bool {
-	num, den := fill(v.dense)
-	return n*den > uint64(len(v.table))*num
+func (v *visited) outgrows(n uint64) bool { return outgrows(n, 64-v.shift, v.dense) }
+
+// outgrows reports whether n entries are more than a table of 2^k slots
+// holds before it doubles, a dense one if dense.
+func outgrows(n uint64, k uint, dense bool) bool {
+	num, den := fill(dense)
+	return n*den > num<<k
 }
 
 // fill is the share of its slots, num/den, that a table fills before it
@@ -330,8 +371,12 @@ func fill(dense bool) (num, den uint64) {
 	return 3, 4
 }
 
-// grow doubles the table.
+// grow doubles the table, or starts the next layer (see visited.layer).
 func (v *visited) grow() {
+	if k := v.growBits(); k != 64-v.shift+1 {
+		v.addLayer(k)
+		return
+	}
 	if v.compact {
 		old := v.table
 		for by := uint(1); !v.rebuild(old, by); by++ {
@@ -379,8 +424,40 @@ func (v *visited) rebuild(old []uint64, by uint) bool {
 	return true
 }
 
-// bytes is the table's size.
-func (v *visited) bytes() uint64 { return uint64(len(v.table)) * 8 }
+// addLayer keeps the table, frozen, and starts an empty one of 2^k slots
+// (see visited.layer).
+func (v *visited) addLayer(k uint) {
+	v.older = append(v.older, &visited{compact: true, table: v.table, shift: v.shift, n: v.n, far: v.far, dense: v.dense})
+	v.table, v.shift, v.n = hugeWords(1<<k), 64-k, 0
+	v.unit = math.Ldexp(1, -int(k+remBits))
+}
+
+// growBits is log2 of the size of the table grow allocates: the next
+// layer's, or twice table's.
+func (v *visited) growBits() uint {
+	if v.layer != 0 && len(v.older)+1 < maxLayers {
+		return v.layer
+	}
+	return 64 - v.shift + 1
+}
+
+// bytes is the size of the part's tables.
+func (v *visited) bytes() uint64 {
+	n := uint64(len(v.table))
+	for _, o := range v.older {
+		n += uint64(len(o.table))
+	}
+	return n * 8
+}
+
+// len is the number of entries in the part's tables.
+func (v *visited) len() uint64 {
+	n := v.n
+	for _, o := range v.older {
+		n += o.n
+	}
+	return n
+}
 
 // setParts is how many independent tables a stateSet is split into, by the
 // hash's low bits: a fixed number, so that no result depends on the
@@ -449,7 +526,7 @@ func (s *stateSet) key(ref uint64) []byte { return s.arenas[ref>>offBits].key(re
 func (s *stateSet) len() uint64 {
 	var n uint64
 	for _, p := range s.parts {
-		n += p.n
+		n += p.len()
 	}
 	return n
 }
@@ -512,9 +589,8 @@ func compactVisited(n uint64) *visited { return newTable(true, compactBits(n, fa
 // compactBits is log2 of the size of the table n entries grow one to, a
 // dense one if dense.
 func compactBits(n uint64, dense bool) uint {
-	num, den := fill(dense)
-	k := uint(12)
-	for n*den > num<<k {
+	k := uint(minTableBits)
+	for outgrows(n, k, dense) {
 		k++
 	}
 	return k

@@ -124,18 +124,38 @@ func matchesKept(h hash, e keptEntry) bool {
 // looked the sum of mass before each state stored. The hashes looked up
 // are stored ones with one bit flipped near the last bit they keep.
 func TestCompactKeepsItsBits(t *testing.T) {
+	for _, layered := range []bool{false, true} {
+		compactKeepsItsBits(t, layered)
+	}
+}
+
+// compactKeepsItsBits is TestCompactKeepsItsBits, with layers if layered:
+// from round 20 the table is dense and is followed, when full, by tables
+// a quarter its size, then from round 30 by tables an eighth of it, until the
+// part holds maxLayers tables and the last doubles; 40 rounds, not 60.
+func compactKeepsItsBits(t *testing.T, layered bool) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	v := newVisited(true, nil)
 	var stored []keptEntry
 	var mass, looked float64
 	random := func() hash { return hash{Lo: rng.Uint64() &^ (setParts - 1), Hi: rng.Uint64()} } // one part
 	var hits, misses int
-	for round := range 60 {
+	rounds := 60
+	if layered {
+		rounds = 40
+	}
+	for round := range rounds {
+		if layered && round == 20 {
+			v.dense, v.layer = true, 64-v.shift-2
+		}
+		if layered && round == 30 {
+			v.layer--
+		}
 		for range 1000 << (round / 10) { // the table doubles every few rounds
 			h := random()
 			looked += mass
 			if !v.insert(nil, h) {
-				t.Fatalf("a random hash was found in a table of %d", v.n)
+				t.Fatalf("layered %v: a random hash was found in a table of %d", layered, v.n)
 			}
 			stored = append(stored, keptEntry{h, 64 - int(v.shift) + remBits})
 			mass += math.Ldexp(1, -stored[len(stored)-1].bits)
@@ -152,7 +172,7 @@ func TestCompactKeepsItsBits(t *testing.T) {
 				want = want || matchesKept(x, y)
 			}
 			if got := found(v, x); got != want {
-				t.Fatalf("round %d: bit %d of an entry keeping %d flipped: found %v, want %v", round, i, e.bits, got, want)
+				t.Fatalf("layered %v, round %d: bit %d of an entry keeping %d flipped: found %v, want %v", layered, round, i, e.bits, got, want)
 			}
 			if want {
 				hits++
@@ -161,26 +181,36 @@ func TestCompactKeepsItsBits(t *testing.T) {
 			misses++
 			looked += mass
 			if !v.insert(nil, x) {
-				t.Fatalf("round %d: a hash no entry matches was not stored", round)
+				t.Fatalf("layered %v, round %d: a hash no entry matches was not stored", layered, round)
 			}
 			stored = append(stored, keptEntry{x, 64 - int(v.shift) + remBits})
 			mass += math.Ldexp(1, -stored[len(stored)-1].bits)
 		}
 	}
-	if v.n != uint64(len(stored)) || v.mass != mass || v.looked != looked {
-		t.Fatalf("%d entries, mass %g, looked %g; want %d, %g, %g", v.n, v.mass, v.looked, len(stored), mass, looked)
+	if v.len() != uint64(len(stored)) || v.mass != mass || v.looked != looked {
+		t.Fatalf("layered %v: %d entries, mass %g, looked %g; want %d, %g, %g", layered, v.len(), v.mass, v.looked, len(stored), mass, looked)
 	}
 	var fromTable float64
-	v.entries(func(_, _, f uint64) {
-		fromTable += math.Ldexp(1, bits.TrailingZeros64(f)-int(64-v.shift+remBits))
-	})
-	if fromTable != mass {
-		t.Fatalf("the entries' fields give mass %g, want %g", fromTable, mass)
+	slots := len(v.table)
+	for _, u := range append(slices.Clone(v.older), v) {
+		u.entries(func(_, _, f uint64) {
+			fromTable += math.Ldexp(1, bits.TrailingZeros64(f)-int(64-u.shift+remBits))
+		})
+		if u != v {
+			slots += len(u.table)
+			if !u.dense || u.outgrows(u.n) || !u.outgrows(u.n+1) { // kept full
+				t.Fatalf("layered %v: a table kept with %d entries in %d slots", layered, u.n, len(u.table))
+			}
+		}
 	}
-	if hits == 0 || misses == 0 {
-		t.Fatalf("%d hits, %d misses", hits, misses)
+	if fromTable != mass || v.bytes() != uint64(slots)*8 {
+		t.Fatalf("layered %v: the entries' fields give mass %g, want %g; %d bytes for %d slots", layered, fromTable, mass, v.bytes(), slots)
 	}
-	t.Logf("%d entries in 2^%d slots, %d lookups found, %d not; mass %.3g", v.n, 64-v.shift, hits, misses, mass)
+	if hits == 0 || misses == 0 || layered != (len(v.older) == maxLayers-1) || layered && 64-v.shift <= v.layer {
+		t.Fatalf("layered %v: %d hits, %d misses, %d tables", layered, hits, misses, len(v.older)+1)
+	}
+	t.Logf("layered %v: %d entries in %d tables, the last of 2^%d slots, %d lookups found, %d not; mass %.3g", layered,
+		v.len(), len(v.older)+1, 64-v.shift, hits, misses, mass)
 }
 
 // TestCompactFarFromHome: an entry that would lie too far from its home
@@ -239,6 +269,48 @@ func TestCompactFarFromHome(t *testing.T) {
 // TestGrowFarFromHome: doubling a table can leave an entry too far from
 // its home slot; grow then tries a table four times as large, and so on.
 // Tiny tables, entries allowed two slots from home, every entry still
+
+// TestLayerFarFromHome: an entry that would lie too far from home in a
+// part's table starts the next layer (visited.layer), here smaller than
+// the table, and is put there, its home slot's last bits moved into its
+// field; every entry stays found, no other hash is, and the part's mass
+// is what its tables' entries keep.
+func TestLayerFarFromHome(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	v := newVisited(true, nil)
+	v.far, v.layer = 2, 8
+	var hs []hash
+	for range 3000 {
+		h := hash{Lo: rng.Uint64(), Hi: rng.Uint64()}
+		if v.insert(nil, h) {
+			hs = append(hs, h)
+		}
+	}
+	for i, h := range hs {
+		if !found(v, h) {
+			t.Fatalf("entry %d lost", i)
+		}
+		if found(v, hash{Lo: rng.Uint64(), Hi: rng.Uint64()}) {
+			t.Fatal("a hash not stored found")
+		}
+	}
+	var mass float64
+	smaller := 0
+	for _, u := range append(slices.Clone(v.older), v) {
+		u.entries(func(_, _, f uint64) {
+			mass += math.Ldexp(1, bits.TrailingZeros64(f)-int(64-u.shift+remBits))
+		})
+		if 64-u.shift < minTableBits {
+			smaller++
+		}
+	}
+	if v.len() != uint64(len(hs)) || len(v.older) != maxLayers-1 || smaller == 0 || mass != v.mass {
+		t.Fatalf("%d entries of %d in %d tables, %d smaller than the first; mass %g, the entries give %g", v.len(), len(hs),
+			len(v.older)+1, smaller, v.mass, mass)
+	}
+	t.Logf("%d entries in %d tables, the last of 2^%d slots", v.len(), len(v.older)+1, 64-v.shift)
+}
+
 // found after.
 func TestGrowFarFromHome(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -469,8 +541,7 @@ func TestDenseTableFills(t *testing.T) {
 	for _, dense := range []bool{false, true} {
 		for _, n := range []uint64{0, 1, 3072, 3073, 3584, 3585, 100_000} {
 			k := compactBits(n, dense)
-			if (&visited{dense: dense, table: make([]uint64, 1<<k)}).outgrows(n) ||
-				k > 12 && !(&visited{dense: dense, table: make([]uint64, 1<<(k-1))}).outgrows(n) {
+			if outgrows(n, k, dense) || k > minTableBits && !outgrows(n, k-1, dense) {
 				t.Errorf("compactBits(%d, %v) = %d", n, dense, k)
 			}
 		}

@@ -489,6 +489,9 @@ func bfsProgressLine(p checker.BFSProgress) string {
 	if p.DenseAt > 0 {
 		line += fmt.Sprintf(", tables filled to 7/8 from %d states", p.DenseAt)
 	}
+	if p.LayeredAt > 0 {
+		line += fmt.Sprintf(", tables layered from %d states", p.LayeredAt)
+	}
 	return line
 }
 
@@ -507,6 +510,9 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	}
 	if res.DenseAt > 0 {
 		fmt.Fprintf(w, "filled the visited set's tables to 7/8 at the memory budget, after %d states, rather than double them\n", res.DenseAt)
+	}
+	if res.LayeredAt > 0 {
+		fmt.Fprintf(w, "kept the visited set's full tables at the memory budget and stored the states that followed in smaller ones, after %d states\n", res.LayeredAt)
 	}
 	if res.HashCompact {
 		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
