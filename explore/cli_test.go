@@ -208,8 +208,8 @@ func TestProgressLines(t *testing.T) {
 	if got := bfsProgressLine(p); got != "depth 7: 0/40 of the level, 1000 states, 500 states/s, 2s, heap 1.5GiB of 2GiB" {
 		t.Errorf("bfs, a budget: %q", got)
 	}
-	p.OnDisk, p.CompactedAt, p.DenseAt = true, 600, 900
-	if got := bfsProgressLine(p); got != "depth 7: 0/40 of the level, 1000 states, 500 states/s, 2s, heap 1.5GiB of 2GiB, levels on disk, hash-compact from 600 states, tables filled to 7/8 from 900 states" {
+	p.OnDisk, p.CompactedAt, p.DenseAt, p.LayeredAt = true, 600, 900, 950
+	if got := bfsProgressLine(p); got != "depth 7: 0/40 of the level, 1000 states, 500 states/s, 2s, heap 1.5GiB of 2GiB, levels on disk, hash-compact from 600 states, tables filled to 7/8 from 900 states, tables layered from 950 states" {
 		t.Errorf("bfs, at the budget: %q", got)
 	}
 }

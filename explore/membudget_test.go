@@ -100,17 +100,20 @@ func TestRunBFSHoldsMemoryLimit(t *testing.T) {
 }
 
 // TestPrintBFSAtBudget: the output says when a search switched to hash
-// compaction and when it filled its tables to 7/8 at the memory budget,
-// after how many states, and says neither of a search that did not.
+// compaction, when it filled its tables to 7/8 and when it began layers
+// at the memory budget, after how many states, and says none of it of a
+// search that did not.
 func TestPrintBFSAtBudget(t *testing.T) {
 	v := designs.All()[0]
-	for _, r := range []checker.BFSResult{{}, {CompactedAt: 119904, DenseAt: 1541424, HashCompact: true, Stopped: checker.StopMemory}} {
+	for _, r := range []checker.BFSResult{{}, {CompactedAt: 119904, DenseAt: 1541424, LayeredAt: 1796947, HashCompact: true, Stopped: checker.StopMemory}} {
 		var out strings.Builder
 		printBFS(&out, r, v)
 		compacted := strings.Contains(out.String(), "switched to hash compaction at the memory budget, after 119904 states\n")
 		dense := strings.Contains(out.String(), "filled the visited set's tables to 7/8 at the memory budget, after 1541424 states")
-		if compacted != (r.CompactedAt > 0) || dense != (r.DenseAt > 0) || r.DenseAt == 0 && strings.Contains(out.String(), "7/8") {
-			t.Errorf("compacted at %d, dense at %d:\n%s", r.CompactedAt, r.DenseAt, out.String())
+		layered := strings.Contains(out.String(), "kept the visited set's full tables at the memory budget and stored the states that followed in smaller ones, after 1796947 states\n")
+		if compacted != (r.CompactedAt > 0) || dense != (r.DenseAt > 0) || layered != (r.LayeredAt > 0) ||
+			r.DenseAt == 0 && (strings.Contains(out.String(), "7/8") || strings.Contains(out.String(), "smaller ones")) {
+			t.Errorf("compacted at %d, dense at %d, layered at %d:\n%s", r.CompactedAt, r.DenseAt, r.LayeredAt, out.String())
 		}
 	}
 }
