@@ -46,8 +46,8 @@ type BFSOptions struct {
 	// hash compaction (CompactAtBudget) and, hash-compact, lets its tables
 	// fill to 7/8 before they double (BFSResult.DenseAt), then keeps full
 	// tables and stores what follows in smaller ones (BFSResult.LayeredAt),
-	// each only if that lets it go on. The result holds the states stored so far (those
-	// of the batches merged).
+	// each only if that lets it go on. The result holds the states stored
+	// so far (those of the batches merged).
 	MaxMemory uint64
 	// CompactAtBudget makes an exact search that meets MaxMemory switch to
 	// hash compaction instead of stopping: every stored state's key gives
@@ -239,8 +239,7 @@ type BFSResult struct {
 	// adds less than 2^-51·(1 + 0.44·d) in a table doubled d times (tables
 	// filled to 7/8 at the memory budget included; see DenseAt), and about
 	// 0.875·2^-51 more for each further table of its part (see LayeredAt):
-	// about
-	// 2^-48 at 10^9 states, where keeping 64 bits of each hash gave
+	// about 2^-48 at 10^9 states, where keeping 64 bits of each hash gave
 	// n/2^64 = 2^-34. It is 0 in exact mode.
 	HashCompact bool `json:"hashCompact"`
 	// CompactedAt is the number of states stored when an exact search
