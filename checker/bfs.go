@@ -143,6 +143,8 @@ type BFSProgress struct {
 	Heap, MaxMemory                 uint64
 	OnDisk                          bool
 	CompactedAt, DenseAt, LayeredAt uint64
+	// Projection is Project of the levels complete so far.
+	Projection Projection
 }
 
 // Why a search ended.
@@ -256,6 +258,11 @@ type BFSResult struct {
 	// the memory it had; 0 if it did not.
 	LayeredAt     uint64  `json:"layeredAt,omitempty"`
 	OmissionBound float64 `json:"omissionBound"`
+	// Projection is, for a search stopped before its end by MaxStates,
+	// its context or MaxMemory, Project of its levels: how many states it
+	// would store in all, where the levels seen allow a fit; nil for the
+	// others and for a merge (MergeResults).
+	Projection *Projection `json:"projection,omitempty"`
 	// Shard is the part of a split search this is (N = 0: unsplit); Shards
 	// how many results MergeResults merged into it.
 	Shard  Shard `json:"shard"`
@@ -1278,7 +1285,7 @@ func (b *bfs) report() {
 		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Marked: b.marked.Load(), Elapsed: el,
 		Rate: float64(n) / max(el.Seconds(), 1e-9), Heap: b.heap, MaxMemory: b.opt.MaxMemory,
 		OnDisk: b.disk.cur != nil || b.disk.next != nil, CompactedAt: b.compactedAt, DenseAt: b.denseAt,
-		LayeredAt: b.layeredAt})
+		LayeredAt: b.layeredAt, Projection: Project(b.levels)})
 }
 
 func (b *bfs) sampleHeap() {
@@ -1306,5 +1313,9 @@ func (b *bfs) result(stopped string) BFSResult {
 		r.OmissionBound = min(1, b.omission)
 	}
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
+	if stopped == StopMaxStates || stopped == StopCancelled || stopped == StopMemory {
+		p := Project(b.levels)
+		r.Projection = &p
+	}
 	return r
 }

@@ -492,7 +492,41 @@ func bfsProgressLine(p checker.BFSProgress) string {
 	if p.LayeredAt > 0 {
 		line += fmt.Sprintf(", tables layered from %d states", p.LayeredAt)
 	}
+	if pr := p.Projection; pr.Made {
+		line += fmt.Sprintf(", projected %s to %s states in all", approx(float64(pr.States)), approx(float64(pr.StatesHigh)))
+	}
 	return line
+}
+
+// approx is a count of states for a person: 3 digits and a word past a
+// million.
+func approx(n float64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.3g billion", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.3g million", n/1e6)
+	}
+	return fmt.Sprintf("%.0f", n)
+}
+
+// projectionLine says what a search that stopped early projects of its
+// total (checker.Project), and what that is worth.
+func projectionLine(res checker.BFSResult) string {
+	p := res.Projection
+	if !p.Made {
+		return "projection: none: " + p.Why
+	}
+	left := func(total uint64) time.Duration {
+		d := time.Duration(float64(total-min(total, res.States)) / max(res.Rate, 1e-9) * float64(time.Second))
+		if d >= time.Minute {
+			return d.Round(time.Minute)
+		}
+		return max(d.Round(time.Second), time.Second)
+	}
+	return fmt.Sprintf("projection: %s to %s states in all, to depth %d to %d; at this rate %s to %s more (a fit of the last levels' sizes, not a bound: the totals of the completed searches it was tested on were within %gx of its range)",
+		approx(float64(p.States)), approx(float64(p.StatesHigh)), p.Depth, p.DepthHigh, left(p.States), left(p.StatesHigh),
+		checker.ProjectionSlack)
 }
 
 func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
@@ -516,6 +550,9 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 	}
 	if res.HashCompact {
 		fmt.Fprintf(w, "hash compaction: the chance that a state was missed is at most %.3g\n", res.OmissionBound)
+	}
+	if res.Projection != nil {
+		fmt.Fprintln(w, projectionLine(res))
 	}
 	if res.Stopped == checker.StopMemory {
 		fmt.Fprintf(w, "memory: peak heap %s, %s stored; --hash-compact stores less a state, --shard splits the search\n",

@@ -212,6 +212,43 @@ func TestProgressLines(t *testing.T) {
 	if got := bfsProgressLine(p); got != "depth 7: 0/40 of the level, 1000 states, 500 states/s, 2s, heap 1.5GiB of 2GiB, levels on disk, hash-compact from 600 states, tables filled to 7/8 from 900 states, tables layered from 950 states" {
 		t.Errorf("bfs, at the budget: %q", got)
 	}
+	p = checker.BFSProgress{States: 1000, Depth: 7, Frontier: 40, Expanded: 40, Marked: 40, Elapsed: 2 * time.Second, Rate: 500,
+		Projection: checker.Projection{Made: true, States: 1_234_567_890, StatesHigh: 2_500_000_000}}
+	if got := bfsProgressLine(p); got != "depth 7: 40/40 of the level, 1000 states, 500 states/s, 2s, projected 1.23 billion to 2.5 billion states in all" {
+		t.Errorf("bfs, a projection: %q", got)
+	}
+}
+
+// TestBFSProjection: a BFS stopped early says what its levels project of
+// its total, or why they project nothing, in text and in --json; the
+// search of tinyBFS stopped at 2000 of its 2088 states projects a range
+// that holds 2088 within checker.ProjectionSlack.
+func TestBFSProjection(t *testing.T) {
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--out", t.TempDir()}, tinyBFS...)
+	code, stdout, _ := explore(t, base...)
+	if code != exitOK || !strings.Contains(stdout, "bfs: 2088 states") || strings.Contains(stdout, "projection") {
+		t.Fatalf("the whole search: exit %d, want 2088 states and no projection\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(base, "--max-states", "10")...)
+	if code != exitIncomplete || !strings.Contains(stdout, "\nprojection: none: fewer than 9 levels\n") {
+		t.Errorf("10 states: exit %d, want no projection and why\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(base, "--max-states", "2000")...)
+	if code != exitIncomplete || !strings.Contains(stdout, "\nprojection: 2117 to 2335 states in all, to depth 22 to 26; at this rate ") {
+		t.Errorf("2000 states: exit %d, want a projection\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(base, "--max-states", "2000", "--json")...)
+	var out struct {
+		BFS struct{ Projection *checker.Projection } `json:"bfs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || code != exitIncomplete {
+		t.Fatalf("--json: exit %d, %v\n%s", code, err, stdout)
+	}
+	p := out.BFS.Projection
+	if p == nil || !p.Made || float64(p.States) > 2088*checker.ProjectionSlack || float64(p.StatesHigh)*checker.ProjectionSlack < 2088 ||
+		p.Depth > p.DepthHigh {
+		t.Errorf("--json: bfs.projection %+v", p)
+	}
 }
 
 // TestSearchPrintsTheTrace: search prints the shrunk counterexample as
