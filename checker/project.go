@@ -45,7 +45,7 @@ const (
 	// projectionAgree is how far apart the fits' totals may be.
 	projectionAgree = 1.5
 	// projectionSeen is the least share of the greatest fit's total that
-	// the levels seen must hold: earlier fits were off by up to 400×.
+	// the levels seen must hold: earlier, fits were off by factors up to 10⁹.
 	projectionSeen = 0.15
 	// projectionReach is how many levels past the last a fit is summed
 	// over at most: one that has not ended by then is not made.

@@ -29,7 +29,7 @@ const rungTotal = 664892071
 // checks Project against the total they did reach: where it projects, the
 // total lies within ProjectionSlack of its range; it projects nothing
 // while the levels seen hold under 5% of the total, where fits of the
-// levels seen were off by up to 400× (docs/exhaustive.md); and it does
+// levels seen were off by factors up to 10⁹ (docs/exhaustive.md); and it does
 // project, for each search, before the levels seen hold 80% of it.
 func TestProjectionBracketsCompletedSearches(t *testing.T) {
 	ref, err := spec.LookupVariant(designs.All(), "reference")
