@@ -81,7 +81,8 @@ func Project(levels []uint64) Projection {
 		p.Depth, p.DepthHigh = p.DepthHigh, p.Depth
 	}
 	if float64(p.StatesHigh) > projectionAgree*float64(p.States) {
-		return Projection{Why: fmt.Sprintf("fits of the last 4 to 8 levels disagree (%.3g to %.3g states)", float64(p.States), float64(p.StatesHigh))}
+		return Projection{Why: fmt.Sprintf("fits of the last 4 to 8 levels disagree (%s to %s states)", FormatCount(float64(p.States)),
+			FormatCount(float64(p.StatesHigh)))}
 	}
 	if seen < projectionSeen*float64(p.StatesHigh) {
 		return Projection{Why: fmt.Sprintf("too early: the levels seen hold less than %.0f%% of what their fits project", 100*projectionSeen)}
@@ -140,4 +141,21 @@ func projectFit(levels []uint64, w int, seen float64) (total float64, depth int,
 		total += n
 	}
 	return 0, 0, fmt.Sprintf("the fit of the last %d levels does not end within %d levels", w, projectionReach)
+}
+
+// FormatCount writes a count of states for a person: whole below a
+// million, else 3 digits and a word ("1.23 billion"), and in powers of
+// ten from 10^15 on.
+func FormatCount(n float64) string {
+	switch {
+	case n >= 1e15:
+		return fmt.Sprintf("%.3g", n)
+	case n >= 1e12:
+		return fmt.Sprintf("%.3g trillion", n/1e12)
+	case n >= 1e9:
+		return fmt.Sprintf("%.3g billion", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.3g million", n/1e6)
+	}
+	return fmt.Sprintf("%.0f", n)
 }

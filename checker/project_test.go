@@ -139,3 +139,17 @@ func TestProjectionRefuses(t *testing.T) {
 		t.Errorf("a bell curve's first 32 levels: %+v, want %.0f states to depth 55", p, whole)
 	}
 }
+
+func TestFormatCount(t *testing.T) {
+	for _, c := range []struct {
+		n    float64
+		want string
+	}{
+		{2088, "2088"}, {1_590_000, "1.59 million"}, {1_234_567_890, "1.23 billion"}, {4.57e12, "4.57 trillion"},
+		{7.71e16, "7.71e+16"},
+	} {
+		if got := FormatCount(c.n); got != c.want {
+			t.Errorf("FormatCount(%g) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -493,21 +493,9 @@ func bfsProgressLine(p checker.BFSProgress) string {
 		line += fmt.Sprintf(", tables layered from %d states", p.LayeredAt)
 	}
 	if pr := p.Projection; pr.Made {
-		line += fmt.Sprintf(", projected %s to %s states in all", approx(float64(pr.States)), approx(float64(pr.StatesHigh)))
+		line += fmt.Sprintf(", projected %s to %s states in all", checker.FormatCount(float64(pr.States)), checker.FormatCount(float64(pr.StatesHigh)))
 	}
 	return line
-}
-
-// approx is a count of states for a person: 3 digits and a word past a
-// million.
-func approx(n float64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.3g billion", n/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.3g million", n/1e6)
-	}
-	return fmt.Sprintf("%.0f", n)
 }
 
 // projectionLine says what a search that stopped early projects of its
@@ -525,7 +513,7 @@ func projectionLine(res checker.BFSResult) string {
 		return max(d.Round(time.Second), time.Second)
 	}
 	return fmt.Sprintf("projection: %s to %s states in all, to depth %d to %d; at this rate %s to %s more (a fit of the last levels' sizes, not a bound: the totals of the completed searches it was tested on were within %gx of its range)",
-		approx(float64(p.States)), approx(float64(p.StatesHigh)), p.Depth, p.DepthHigh, left(p.States), left(p.StatesHigh),
+		checker.FormatCount(float64(p.States)), checker.FormatCount(float64(p.StatesHigh)), p.Depth, p.DepthHigh, left(p.States), left(p.StatesHigh),
 		checker.ProjectionSlack)
 }
 
