@@ -499,7 +499,8 @@ func bfsProgressLine(p checker.BFSProgress) string {
 }
 
 // projectionLine says what a search that stopped early projects of its
-// total (checker.Project), and what that is worth.
+// total (checker.Project), the time and the memory that would take at its
+// rate and bytes a state stored so far, and what that is worth.
 func projectionLine(res checker.BFSResult) string {
 	p := res.Projection
 	if !p.Made {
@@ -512,9 +513,10 @@ func projectionLine(res checker.BFSResult) string {
 		}
 		return max(d.Round(time.Second), time.Second)
 	}
-	return fmt.Sprintf("projection: %s to %s states in all, to depth %d to %d; at this rate %s to %s more (a fit of the last levels' sizes, not a bound: the totals of the completed searches it was tested on were within %gx of its range)",
+	return fmt.Sprintf("projection: %s to %s states in all, to depth %d to %d; at this rate %s to %s more, and at %.1f bytes a state %s to %s stored (a fit of the last levels' sizes, not a bound: the totals of the completed searches it was tested on were within %gx of its range)",
 		checker.FormatCount(float64(p.States)), checker.FormatCount(float64(p.StatesHigh)), p.Depth, p.DepthHigh, left(p.States), left(p.StatesHigh),
-		checker.ProjectionSlack)
+		res.BytesPerState, checker.FormatSize(uint64(float64(p.States)*res.BytesPerState)),
+		checker.FormatSize(uint64(float64(p.StatesHigh)*res.BytesPerState)), checker.ProjectionSlack)
 }
 
 func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {

@@ -234,7 +234,8 @@ func TestBFSProjection(t *testing.T) {
 		t.Errorf("10 states: exit %d, want no projection and why\n%s", code, stdout)
 	}
 	code, stdout, _ = explore(t, append(base, "--max-states", "2000")...)
-	if code != exitIncomplete || !strings.Contains(stdout, "\nprojection: 2117 to 2335 states in all, to depth 22 to 26; at this rate ") {
+	if code != exitIncomplete || !strings.Contains(stdout, "\nprojection: 2117 to 2335 states in all, to depth 22 to 26; at this rate ") ||
+		!strings.Contains(stdout, " more, and at ") || !strings.Contains(stdout, " bytes a state ") {
 		t.Errorf("2000 states: exit %d, want a projection\n%s", code, stdout)
 	}
 	code, stdout, _ = explore(t, append(base, "--max-states", "2000", "--json")...)
