@@ -231,11 +231,28 @@ func (v *visited) touch(e uint64, h hash) byte {
 // it belongs. A key found in an older table has no slot in table: its
 // slot is 0.
 func (v *visited) find(key []byte, h hash) (uint64, bool) {
-	for _, o := range v.older {
-		if _, ok := o.find(key, h); ok {
-			return 0, true
+	t, slot, ok := v.locate(key, h)
+	if t < len(v.older) {
+		slot = 0
+	}
+	return slot, ok
+}
+
+// locate returns the table (an index in older, or len(older) for table)
+// and the slot of the key with hash h: where it is, or the empty slot of
+// table where it belongs.
+func (v *visited) locate(key []byte, h hash) (int, uint64, bool) {
+	for i, o := range v.older {
+		if slot, ok := o.probe(key, h); ok {
+			return i, slot, true
 		}
 	}
+	slot, ok := v.probe(key, h)
+	return len(v.older), slot, ok
+}
+
+// probe looks for the key with hash h in table alone, as find does.
+func (v *visited) probe(key []byte, h hash) (uint64, bool) {
 	mask := uint64(len(v.table) - 1)
 	home := h.Lo >> v.shift
 	if v.compact {
@@ -260,18 +277,6 @@ func (v *visited) find(key []byte, h hash) (uint64, bool) {
 			return i, true
 		}
 	}
-}
-
-// locate returns the table (an index in older, or len(older) for table)
-// and the slot of the key with hash h, if it is there.
-func (v *visited) locate(key []byte, h hash) (int, uint64, bool) {
-	for i, o := range v.older {
-		if slot, ok := o.find(key, h); ok {
-			return i, slot, true
-		}
-	}
-	slot, ok := v.find(key, h)
-	return len(v.older), slot, ok
 }
 
 // insert adds the key with hash h unless it is there, and reports whether
