@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"math/bits"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -365,8 +366,27 @@ type expander struct {
 	// index in the chunk's candidates: a state simulating a new one may be
 	// among them (ReduceBudgets, ReduceAges), as a state's siblings are.
 	kept map[uint64]int32
-	sink byte     // what the warm-up loads read, kept so that they are not elided
-	_    [64]byte // so that two goroutines' expanders share no cache line
+	// A state's successors, before keepNew keeps the new ones: their keys
+	// and states, and the keys of their states with a fault less spent.
+	pend  []lookup
+	pkeys []byte
+	ts    []model.State // ReduceAges reads them
+	vars  []lookup      // ReduceBudgets; pend[i].vars is the first of i's
+	vkeys []byte
+	sink  byte     // what the warm-up loads read, kept so that they are not elided
+	_     [64]byte // so that two goroutines' expanders share no cache line
+}
+
+// lookup is a key waiting to be looked up in the visited set (see
+// keepNew), at off in its buffer, and what was found.
+type lookup struct {
+	hash  hash
+	off   uint32
+	key   uint16 // length of the key
+	act   uint16 // a successor's action
+	orbit uint8  // and its orbit's size
+	found bool   // the visited set holds it
+	vars  int32  // a successor's first state with a fault less spent, in expander.vars
 }
 
 // insertGroup is how many successors the merge inserts into the visited
@@ -641,16 +661,11 @@ func (b *bfs) subsume(ctx context.Context, n int) string {
 			first = lo
 		}
 		b.eachChunk(ctx, lo, hi, func(e *expander, k int) bool {
-			var p, c uint64
 			states := min(chunkStates, n-k*chunkStates)
-			for i := range states {
-				if b.simulatedStored(e, b.key(b.cur[(k-first)*chunkStates+i]), &p) {
-					b.skip[k] |= 1 << i // a word per chunk: no two goroutines write one
-					c++
-				}
-			}
+			marks, p := b.simulatedStored(e, b.cur[(k-first)*chunkStates:][:states])
+			b.skip[k] = marks // a word per chunk: no two goroutines write one
 			probes.Add(p)
-			marked.Add(c)
+			marked.Add(uint64(bits.OnesCount64(marks)))
 			b.marked.Add(uint64(states))
 			return true
 		})
@@ -663,35 +678,56 @@ func (b *bfs) subsume(ctx context.Context, n int) string {
 	return StopComplete
 }
 
-// simulatedStored reports whether a state simulating the stored state of
-// key, other than itself, is stored (see subsume); it adds its lookups to
-// *probes.
-func (b *bfs) simulatedStored(e *expander, key []byte, probes *uint64) bool {
-	if b.ages {
-		if err := b.m.Decode(key, &e.s); err != nil {
-			panic(err) // the arena holds what Encode wrote
+// simulatedStored returns the marks (bit i for refs[i]) of the stored
+// states of refs (at most chunkStates) that a state simulating them, other
+// than themselves, is stored (see subsume): one with a fault less spent
+// (ReduceBudgets) or with requests a tick younger (ReduceAges). It returns
+// the lookups it counts too: those that looking the simulating states up
+// one after another, in the order LessSpent and Younger give them, up to
+// the first found, would make. It makes them a group at a time instead
+// (see lookUp), so that their cache misses overlap.
+func (b *bfs) simulatedStored(e *expander, refs []uint64) (marks, probes uint64) {
+	var from [chunkStates + 1]int32 // state i's simulating states are e.vars[from[i]:from[i+1]]
+	look := func(collect func(i int)) {
+		e.vars, e.vkeys = e.vars[:0], e.vkeys[:0]
+		for i := range refs {
+			from[i] = int32(len(e.vars))
+			if marks>>i&1 == 0 {
+				collect(i)
+			}
+		}
+		from[len(refs)] = int32(len(e.vars))
+		b.lookUp(e, e.vkeys, e.vars)
+		for i := range refs {
+			if firstFound(e, nil, e.vars[from[i]:from[i+1]], &probes) {
+				marks |= 1 << i
+			}
 		}
 	}
 	if b.budgets {
-		e.skey = append(e.skey[:0], key...) // LessSpent edits it; key is shared
-		key = e.skey
+		look(func(i int) {
+			e.skey = append(e.skey[:0], b.key(refs[i])...) // LessSpent edits it; the key is shared
+			b.m.LessSpent(e.skey, e.collect)
+		})
 	}
-	return b.simulatedBy(e, &e.s, key, func(k []byte) bool {
-		*probes++
-		return b.seen.has(k, hashKey(k))
-	})
+	if b.ages {
+		look(func(i int) {
+			if err := b.m.Decode(b.key(refs[i]), &e.s); err != nil {
+				panic(err) // the arena holds what Encode wrote
+			}
+			b.youngerBy(e, &e.s, e.collect)
+		})
+	}
+	return marks, probes
 }
 
-// simulatedBy reports whether stored holds a state that simulates s, of
-// canonical key key, other than s itself: s with a fault less spent
-// (ReduceBudgets, which edits key in place and puts it back) or with
-// requests a tick younger (ReduceAges, which reads s only).
-func (b *bfs) simulatedBy(e *expander, s *model.State, key []byte, stored func(k []byte) bool) bool {
-	return b.budgets && b.m.LessSpent(key, stored) ||
-		b.ages && b.m.Younger(s, &e.y, func(y *model.State) bool {
-			e.ykey, _ = e.canon.Key(y, e.ykey[:0])
-			return stored(e.ykey)
-		})
+// youngerBy reports whether stored holds s with requests a tick younger
+// (ReduceAges).
+func (b *bfs) youngerBy(e *expander, s *model.State, stored func(k []byte) bool) bool {
+	return b.ages && b.m.Younger(s, &e.y, func(y *model.State) bool {
+		e.ykey, _ = e.canon.Key(y, e.ykey[:0])
+		return stored(e.ykey)
+	})
 }
 
 // marks reports whether subsume looks for states to mark in the level
@@ -818,28 +854,24 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 				continue // this level ends the search: no successor is needed
 			}
 			m.Normalize(t, b.opt.Reduce)
-			start, sum := len(out.keys), hash{}
+			if b.simulated {
+				start := len(e.pkeys)
+				var orbit int
+				e.pkeys, orbit = e.canon.Key(t, e.pkeys)
+				e.pend = append(e.pend, lookup{off: uint32(start), key: uint16(len(e.pkeys) - start),
+					act: uint16(ai), orbit: uint8(orbit)})
+				if b.ages {
+					e.ts = append(e.ts, *t)
+				}
+				continue
+			}
+			start := len(out.keys)
 			var orbit int
 			out.keys, orbit = e.canon.Key(t, out.keys)
-			if b.simulated {
-				key := out.keys[start:]
-				h := hashKey(key)
-				if kept(e, out, key, h) || b.seen.has(key, h) || b.simulatedBy(e, t, key, stored) {
-					out.keys = out.keys[:start] // kept or stored already, or simulated by a state that is
-					continue
-				}
-				if _, ok := e.kept[h.Lo]; !ok {
-					e.kept[h.Lo] = int32(len(out.cands))
-				}
-				sum = h
-			}
-			// Written in place, a field at a time: a cand built on the stack
-			// and copied in is reloaded as a whole from its narrower stores,
-			// which waits for every store before it (Encode's) to finish.
-			out.cands = append(out.cands, cand{})
-			c := &out.cands[len(out.cands)-1]
-			c.parent, c.act, c.orbit = parent, uint16(ai), uint8(orbit)
-			c.off, c.key, c.hash = uint32(start), uint16(len(out.keys)-start), sum
+			out.addCand(parent, uint16(ai), uint8(orbit), start, hash{})
+		}
+		if b.simulated {
+			b.keepNew(e, out, parent, stored)
 		}
 	}
 	out.used = uint64(len(out.keys)) + uint64(len(out.cands))*candSize
@@ -854,6 +886,105 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	}
 	if b.gor > 1 {
 		b.dropStored(e, out)
+	}
+}
+
+// addCand appends a successor whose key the chunk's keys hold from start
+// on.
+func (out *chunkOut) addCand(parent uint32, act uint16, orbit uint8, start int, sum hash) {
+	// Written in place, a field at a time: a cand built on the stack and
+	// copied in is reloaded as a whole from its narrower stores, which
+	// waits for every store before it (Encode's) to finish.
+	out.cands = append(out.cands, cand{})
+	c := &out.cands[len(out.cands)-1]
+	c.parent, c.act, c.orbit = parent, act, orbit
+	c.off, c.key, c.hash = uint32(start), uint16(len(out.keys)-start), sum
+}
+
+// keepNew keeps, of the successors of one state (e.pend), those that are
+// new: neither kept by the chunk already, nor stored, nor simulated by a
+// state that is (ReduceBudgets, ReduceAges; stored looks one up). The
+// visited set's lookups of the successors, and of their states with a
+// fault less spent, are made first, a group at a time (see warm), so that
+// their cache misses overlap; then each successor is decided in order,
+// reading the results as one lookup after another would have read them:
+// the successors kept, and the lookups counted (out.probes), are the
+// same.
+func (b *bfs) keepNew(e *expander, out *chunkOut, parent uint32, stored func(key []byte) bool) {
+	for i := range e.pend {
+		p := &e.pend[i]
+		p.hash = hashKey(e.pkeys[p.off : p.off+uint32(p.key)])
+	}
+	b.lookUp(e, e.pkeys, e.pend)
+	e.vars, e.vkeys = e.vars[:0], e.vkeys[:0]
+	for i := range e.pend {
+		p := &e.pend[i]
+		p.vars = int32(len(e.vars))
+		if b.budgets && !p.found {
+			b.m.LessSpent(e.pkeys[p.off:p.off+uint32(p.key)], e.collect)
+		}
+	}
+	b.lookUp(e, e.vkeys, e.vars)
+	for i := range e.pend {
+		p := &e.pend[i]
+		key := e.pkeys[p.off : p.off+uint32(p.key)]
+		end := len(e.vars)
+		if i+1 < len(e.pend) {
+			end = int(e.pend[i+1].vars)
+		}
+		if kept(e, out, key, p.hash) || p.found || firstFound(e, out, e.vars[p.vars:end], &out.probes) ||
+			b.ages && b.youngerBy(e, &e.ts[i], stored) {
+			continue // kept or stored already, or simulated by a state that is
+		}
+		if _, ok := e.kept[p.hash.Lo]; !ok {
+			e.kept[p.hash.Lo] = int32(len(out.cands))
+		}
+		start := len(out.keys)
+		out.keys = append(out.keys, key...)
+		out.addCand(parent, p.act, p.orbit, start, p.hash)
+	}
+	e.pend, e.pkeys, e.ts = e.pend[:0], e.pkeys[:0], e.ts[:0]
+}
+
+// firstFound reports whether one of vars, the simulating states of a
+// state in the order they were collected, was kept by the chunk out (when
+// not nil) or found stored, taking them in that order and counting in
+// *probes each looked up, as looking them up one after another would.
+func firstFound(e *expander, out *chunkOut, vars []lookup, probes *uint64) bool {
+	for _, v := range vars {
+		if out != nil && kept(e, out, e.vkeys[v.off:v.off+uint32(v.key)], v.hash) {
+			return true
+		}
+		*probes++
+		if v.found {
+			return true
+		}
+	}
+	return false
+}
+
+// collect adds key to e.vars, to be looked up, and returns false, so that
+// LessSpent and Younger go on to the next.
+func (e *expander) collect(key []byte) bool {
+	e.vars = append(e.vars, lookup{off: uint32(len(e.vkeys)), key: uint16(len(key)), hash: hashKey(key)})
+	e.vkeys = append(e.vkeys, key...)
+	return false
+}
+
+// lookUp sets the found of each of ls, whose keys keys holds: whether the
+// visited set holds it. It loads a group's table slots first (see warm).
+func (b *bfs) lookUp(e *expander, keys []byte, ls []lookup) {
+	var sums [insertGroup]hash
+	for lo := 0; lo < len(ls); lo += insertGroup {
+		group := ls[lo:min(lo+insertGroup, len(ls))]
+		for i := range group {
+			sums[i] = group[i].hash
+		}
+		b.warm(e, sums[:len(group)])
+		for i := range group {
+			l := &group[i]
+			l.found = b.seen.has(keys[l.off:l.off+uint32(l.key)], l.hash)
+		}
 	}
 }
 
