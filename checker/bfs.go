@@ -366,19 +366,24 @@ type expander struct {
 	// index in the chunk's candidates: a state simulating a new one may be
 	// among them (ReduceBudgets, ReduceAges), as a state's siblings are.
 	kept map[uint64]int32
-	// A state's successors, before keepNew keeps the new ones: their keys
-	// and states, and the keys of their states with a fault less spent.
-	pend  []lookup
-	pkeys []byte
-	ts    []model.State // ReduceAges reads them
-	vars  []lookup      // ReduceBudgets; pend[i].vars is the first of i's
-	vkeys []byte
-	sink  byte     // what the warm-up loads read, kept so that they are not elided
-	_     [64]byte // so that two goroutines' expanders share no cache line
+	// A state's successors, before keepNew keeps the new ones, and their
+	// states (ReduceAges reads them); the states that may simulate them:
+	// with a fault less spent (ReduceBudgets), with requests a tick
+	// younger (ReduceAges).
+	pend        batch
+	ts          []model.State
+	less, young batch
+	sink        byte     // what the warm-up loads read, kept so that they are not elided
+	_           [64]byte // so that two goroutines' expanders share no cache line
 }
 
-// lookup is a key waiting to be looked up in the visited set (see
-// keepNew), at off in its buffer, and what was found.
+// batch is keys to be looked up in the visited set together (lookUp).
+type batch struct {
+	ls   []lookup
+	keys []byte
+}
+
+// lookup is a key of a batch, at off in its keys, and what was found.
 type lookup struct {
 	hash  hash
 	off   uint32
@@ -386,8 +391,27 @@ type lookup struct {
 	act   uint16 // a successor's action
 	orbit uint8  // and its orbit's size
 	found bool   // the visited set holds it
-	vars  int32  // a successor's first state with a fault less spent, in expander.vars
+	// A successor's states with a fault less spent and with younger
+	// requests, in expander.less and expander.young: [from, to).
+	less, young [2]int32
 }
+
+// reset empties the batch.
+func (q *batch) reset() { q.ls, q.keys = q.ls[:0], q.keys[:0] }
+
+// key returns the key of l, one of the batch's.
+func (q *batch) key(l *lookup) []byte { return q.keys[l.off : l.off+uint32(l.key)] }
+
+// add adds key, to be looked up, and returns false, so that LessSpent and
+// Younger, given it, go on to the next.
+func (q *batch) add(key []byte) bool {
+	q.ls = append(q.ls, lookup{off: uint32(len(q.keys)), key: uint16(len(key)), hash: hashKey(key)})
+	q.keys = append(q.keys, key...)
+	return false
+}
+
+// span is the range of q's lookups that follow from, up to the last.
+func (q *batch) span(from int32) [2]int32 { return [2]int32{from, int32(len(q.ls))} }
 
 // insertGroup is how many successors the merge inserts into the visited
 // set together: their table slots (and keys) are loaded first, all at
@@ -687,35 +711,38 @@ func (b *bfs) subsume(ctx context.Context, n int) string {
 // the first found, would make. It makes them a group at a time instead
 // (see lookUp), so that their cache misses overlap.
 func (b *bfs) simulatedStored(e *expander, refs []uint64) (marks, probes uint64) {
-	var from [chunkStates + 1]int32 // state i's simulating states are e.vars[from[i]:from[i+1]]
-	look := func(collect func(i int)) {
-		e.vars, e.vkeys = e.vars[:0], e.vkeys[:0]
+	var from [chunkStates]int32 // state i's simulating states are q's from[i] on, to i+1's
+	look := func(q *batch, collect func(i int)) {
+		q.reset()
 		for i := range refs {
-			from[i] = int32(len(e.vars))
+			from[i] = int32(len(q.ls))
 			if marks>>i&1 == 0 {
 				collect(i)
 			}
 		}
-		from[len(refs)] = int32(len(e.vars))
-		b.lookUp(e, e.vkeys, e.vars)
+		b.lookUp(e, q)
 		for i := range refs {
-			if firstFound(e, nil, e.vars[from[i]:from[i+1]], &probes) {
+			span := q.span(from[i])
+			if i+1 < len(refs) {
+				span[1] = from[i+1]
+			}
+			if firstFound(e, nil, q, span, &probes) {
 				marks |= 1 << i
 			}
 		}
 	}
 	if b.budgets {
-		look(func(i int) {
+		look(&e.less, func(i int) {
 			e.skey = append(e.skey[:0], b.key(refs[i])...) // LessSpent edits it; the key is shared
-			b.m.LessSpent(e.skey, e.collect)
+			b.m.LessSpent(e.skey, e.less.add)
 		})
 	}
 	if b.ages {
-		look(func(i int) {
+		look(&e.young, func(i int) {
 			if err := b.m.Decode(b.key(refs[i]), &e.s); err != nil {
 				panic(err) // the arena holds what Encode wrote
 			}
-			b.youngerBy(e, &e.s, e.collect)
+			b.youngerBy(e, &e.s, e.young.add)
 		})
 	}
 	return marks, probes
@@ -821,14 +848,6 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	// unless it finds it stored at a lower one. The visited set is read
 	// here, while no goroutine inserts: the merge follows the batch.
 	clear(e.kept)
-	stored := func(key []byte) bool {
-		h := hashKey(key)
-		if kept(e, out, key, h) {
-			return true
-		}
-		out.probes++
-		return b.seen.has(key, h)
-	}
 	for i := lo; i < hi; i++ {
 		if skip>>(i-lo)&1 != 0 {
 			continue
@@ -855,10 +874,11 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			}
 			m.Normalize(t, b.opt.Reduce)
 			if b.simulated {
-				start := len(e.pkeys)
+				q := &e.pend
+				start := len(q.keys)
 				var orbit int
-				e.pkeys, orbit = e.canon.Key(t, e.pkeys)
-				e.pend = append(e.pend, lookup{off: uint32(start), key: uint16(len(e.pkeys) - start),
+				q.keys, orbit = e.canon.Key(t, q.keys)
+				q.ls = append(q.ls, lookup{off: uint32(start), key: uint16(len(q.keys) - start),
 					act: uint16(ai), orbit: uint8(orbit)})
 				if b.ages {
 					e.ts = append(e.ts, *t)
@@ -871,7 +891,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			out.addCand(parent, uint16(ai), uint8(orbit), start, hash{})
 		}
 		if b.simulated {
-			b.keepNew(e, out, parent, stored)
+			b.keepNew(e, out, parent)
 		}
 	}
 	out.used = uint64(len(out.keys)) + uint64(len(out.cands))*candSize
@@ -903,77 +923,93 @@ func (out *chunkOut) addCand(parent uint32, act uint16, orbit uint8, start int, 
 
 // keepNew keeps, of the successors of one state (e.pend), those that are
 // new: neither kept by the chunk already, nor stored, nor simulated by a
-// state that is (ReduceBudgets, ReduceAges; stored looks one up). The
-// visited set's lookups of the successors, and of their states with a
-// fault less spent, are made first, a group at a time (see warm), so that
-// their cache misses overlap; then each successor is decided in order,
-// reading the results as one lookup after another would have read them:
-// the successors kept, and the lookups counted (out.probes), are the
-// same.
-func (b *bfs) keepNew(e *expander, out *chunkOut, parent uint32, stored func(key []byte) bool) {
-	for i := range e.pend {
-		p := &e.pend[i]
-		p.hash = hashKey(e.pkeys[p.off : p.off+uint32(p.key)])
+// state that is (ReduceBudgets, ReduceAges). The visited set's lookups of
+// the successors, then of their states with a fault less spent, then of
+// those with younger requests, are made a group at a time (see lookUp),
+// so that their cache misses overlap; then each successor is decided in
+// order, reading the results as one lookup after another would have read
+// them: the successors kept, and the lookups counted (out.probes), are
+// the same.
+func (b *bfs) keepNew(e *expander, out *chunkOut, parent uint32) {
+	q := &e.pend
+	for i := range q.ls {
+		l := &q.ls[i]
+		l.hash = hashKey(q.key(l))
 	}
-	b.lookUp(e, e.pkeys, e.pend)
-	e.vars, e.vkeys = e.vars[:0], e.vkeys[:0]
-	for i := range e.pend {
-		p := &e.pend[i]
-		p.vars = int32(len(e.vars))
-		if b.budgets && !p.found {
-			b.m.LessSpent(e.pkeys[p.off:p.off+uint32(p.key)], e.collect)
+	b.lookUp(e, q)
+	e.less.reset()
+	for i := range q.ls {
+		l := &q.ls[i]
+		from := int32(len(e.less.ls))
+		if b.budgets && !l.found {
+			b.m.LessSpent(q.key(l), e.less.add)
 		}
+		l.less = e.less.span(from)
 	}
-	b.lookUp(e, e.vkeys, e.vars)
-	for i := range e.pend {
-		p := &e.pend[i]
-		key := e.pkeys[p.off : p.off+uint32(p.key)]
-		end := len(e.vars)
-		if i+1 < len(e.pend) {
-			end = int(e.pend[i+1].vars)
+	b.lookUp(e, &e.less)
+	e.young.reset()
+	for i := range q.ls {
+		l := &q.ls[i]
+		from := int32(len(e.young.ls))
+		// A successor stored, or with a state with less spent stored, is
+		// decided before its younger states are looked up.
+		if b.ages && !l.found && !anyFound(e.less.ls[l.less[0]:l.less[1]]) {
+			b.youngerBy(e, &e.ts[i], e.young.add)
 		}
-		if kept(e, out, key, p.hash) || p.found || firstFound(e, out, e.vars[p.vars:end], &out.probes) ||
-			b.ages && b.youngerBy(e, &e.ts[i], stored) {
+		l.young = e.young.span(from)
+	}
+	b.lookUp(e, &e.young)
+	for i := range q.ls {
+		l := &q.ls[i]
+		key := q.key(l)
+		if kept(e, out, key, l.hash) || l.found ||
+			firstFound(e, out, &e.less, l.less, &out.probes) || firstFound(e, out, &e.young, l.young, &out.probes) {
 			continue // kept or stored already, or simulated by a state that is
 		}
-		if _, ok := e.kept[p.hash.Lo]; !ok {
-			e.kept[p.hash.Lo] = int32(len(out.cands))
+		if _, ok := e.kept[l.hash.Lo]; !ok {
+			e.kept[l.hash.Lo] = int32(len(out.cands))
 		}
 		start := len(out.keys)
 		out.keys = append(out.keys, key...)
-		out.addCand(parent, p.act, p.orbit, start, p.hash)
+		out.addCand(parent, l.act, l.orbit, start, l.hash)
 	}
-	e.pend, e.pkeys, e.ts = e.pend[:0], e.pkeys[:0], e.ts[:0]
+	q.reset()
+	e.ts = e.ts[:0]
 }
 
-// firstFound reports whether one of vars, the simulating states of a
-// state in the order they were collected, was kept by the chunk out (when
-// not nil) or found stored, taking them in that order and counting in
-// *probes each looked up, as looking them up one after another would.
-func firstFound(e *expander, out *chunkOut, vars []lookup, probes *uint64) bool {
-	for _, v := range vars {
-		if out != nil && kept(e, out, e.vkeys[v.off:v.off+uint32(v.key)], v.hash) {
+// anyFound reports whether the visited set holds one of ls.
+func anyFound(ls []lookup) bool {
+	for i := range ls {
+		if ls[i].found {
+			return true
+		}
+	}
+	return false
+}
+
+// firstFound reports whether one of the lookups span of q, a state's
+// simulating states in the order they were collected, was kept by the
+// chunk out (when not nil) or found stored, taking them in that order and
+// counting in *probes each looked up, as looking them up one after
+// another would.
+func firstFound(e *expander, out *chunkOut, q *batch, span [2]int32, probes *uint64) bool {
+	for i := span[0]; i < span[1]; i++ {
+		l := &q.ls[i]
+		if out != nil && kept(e, out, q.key(l), l.hash) {
 			return true
 		}
 		*probes++
-		if v.found {
+		if l.found {
 			return true
 		}
 	}
 	return false
 }
 
-// collect adds key to e.vars, to be looked up, and returns false, so that
-// LessSpent and Younger go on to the next.
-func (e *expander) collect(key []byte) bool {
-	e.vars = append(e.vars, lookup{off: uint32(len(e.vkeys)), key: uint16(len(key)), hash: hashKey(key)})
-	e.vkeys = append(e.vkeys, key...)
-	return false
-}
-
-// lookUp sets the found of each of ls, whose keys keys holds: whether the
-// visited set holds it. It loads a group's table slots first (see warm).
-func (b *bfs) lookUp(e *expander, keys []byte, ls []lookup) {
+// lookUp sets the found of each of q's lookups: whether the visited set
+// holds its key. It loads a group's table slots first (see warm).
+func (b *bfs) lookUp(e *expander, q *batch) {
+	ls := q.ls
 	var sums [insertGroup]hash
 	for lo := 0; lo < len(ls); lo += insertGroup {
 		group := ls[lo:min(lo+insertGroup, len(ls))]
@@ -983,7 +1019,7 @@ func (b *bfs) lookUp(e *expander, keys []byte, ls []lookup) {
 		b.warm(e, sums[:len(group)])
 		for i := range group {
 			l := &group[i]
-			l.found = b.seen.has(keys[l.off:l.off+uint32(l.key)], l.hash)
+			l.found = b.seen.has(q.key(l), l.hash)
 		}
 	}
 }
