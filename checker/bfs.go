@@ -711,22 +711,19 @@ func (b *bfs) subsume(ctx context.Context, n int) string {
 // the first found, would make. It makes them a group at a time instead
 // (see lookUp), so that their cache misses overlap.
 func (b *bfs) simulatedStored(e *expander, refs []uint64) (marks, probes uint64) {
-	var from [chunkStates]int32 // state i's simulating states are q's from[i] on, to i+1's
+	var spans [chunkStates][2]int32 // state i's simulating states, in q
 	look := func(q *batch, collect func(i int)) {
 		q.reset()
 		for i := range refs {
-			from[i] = int32(len(q.ls))
+			from := int32(len(q.ls))
 			if marks>>i&1 == 0 {
 				collect(i)
 			}
+			spans[i] = q.span(from)
 		}
 		b.lookUp(e, q)
 		for i := range refs {
-			span := q.span(from[i])
-			if i+1 < len(refs) {
-				span[1] = from[i+1]
-			}
-			if firstFound(e, nil, q, span, &probes) {
+			if firstFound(e, nil, q, spans[i], &probes) {
 				marks |= 1 << i
 			}
 		}
