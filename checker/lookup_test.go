@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -21,7 +22,10 @@ func TestGroupedLookupsCountAsOneByOne(t *testing.T) {
 	r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, MaxDepth: 18, Symmetry: model.SymWorkers,
 		Reduce: model.Reductions, HashCompact: true, Goroutines: 2})
 	const states, trans, subsumed, probes, omission = 1490952, 4544111, 173810, 9255467, 9.720625361726321e-09
-	if r.States != states || r.Transitions != trans || r.Subsumed != subsumed || r.Probes != probes || r.OmissionBound != omission {
+	// The bound to 1e-12: an architecture that fuses a multiply and an add
+	// may round its sums differently.
+	if r.States != states || r.Transitions != trans || r.Subsumed != subsumed || r.Probes != probes ||
+		math.Abs(r.OmissionBound-omission) > 1e-12*omission {
 		t.Fatalf("%d states, %d transitions, %d subsumed, %d lookups, omission bound %g; one by one: %d, %d, %d, %d, %g",
 			r.States, r.Transitions, r.Subsumed, r.Probes, r.OmissionBound, states, trans, subsumed, probes, omission)
 	}
