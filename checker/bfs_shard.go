@@ -49,6 +49,7 @@ func MergeResults(rs []BFSResult) BFSResult {
 		m.FrontierBytes = max(m.FrontierBytes, r.FrontierBytes)
 		m.PeakHeapBytes = max(m.PeakHeapBytes, r.PeakHeapBytes)
 		m.HashCompact = m.HashCompact || r.HashCompact
+		m.Reductions = r.Reductions // the same in every job: model.Applies of the same options
 		omission += r.OmissionBound
 		m.Shard = Shard{N: r.Shard.N, Depth: r.Shard.Depth}
 		if len(r.Trace) > 0 && (bestCx < 0 || len(r.Trace) < len(rs[bestCx].Trace)) {

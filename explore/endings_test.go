@@ -146,6 +146,9 @@ func TestMergeOfAnIncompleteJobIsIncomplete(t *testing.T) {
 		if code != exitIncomplete || !strings.Contains(stdout, "incomplete: job 1/2") {
 			t.Errorf("%v: merge exit %d, want 3\n%s", mode[:2], code, stdout)
 		}
+		if mode[0] == "--mode" && !strings.Contains(stdout, "proof: none: the search is incomplete: job 1/2 stopped early") {
+			t.Errorf("%v: merge proves something of an incomplete job\n%s", mode[:2], stdout)
+		}
 		code, stdout, _ = explore(t, append([]string{"merge", "--json"}, files...)...)
 		if e := decodeEnding(t, stdout); code != exitIncomplete || *e.Complete {
 			t.Errorf("%v: merge --json exit %d, %+v", mode[:2], code, e)

@@ -8,6 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/designs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,6 +235,7 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			Invariant  string `json:"invariant"`
 			Operations int    `json:"operations"`
 		} `json:"violation"`
+		Proof *mergedProof `json:"proof"`
 	}
 	for _, c := range []struct {
 		name string
@@ -282,6 +284,15 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			if whole.RunIndex != nil && (merged.RunIndex == nil || *merged.RunIndex != *whole.RunIndex) {
 				t.Fatalf("merged found run %v, unsharded run %d", merged.RunIndex, *whole.RunIndex)
 			}
+			if (merged.Proof == nil) != (whole.Proof == nil) {
+				t.Fatalf("merged proof %+v, unsharded proof %+v", merged.Proof, whole.Proof)
+			}
+			if whole.Proof != nil {
+				merged.Proof.sameAs(t, *whole.Proof, 3)
+			}
+			if c.name == "bfs-clean" && !merged.Proof.Proves {
+				t.Fatalf("three complete clean jobs prove nothing: %+v", merged.Proof)
+			}
 			if c.name == "bfs-clean" {
 				mergeNeverReached(t, files)
 			}
@@ -289,6 +300,71 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 	}
 	if code, _, _ := explore(t, "merge", filepath.Join(dir, "random-0.json")); code != 2 {
 		t.Fatalf("merging one job of three: exit %d, want 2", code)
+	}
+}
+
+// mergedProof is the "proof" object of explore search --mode bfs and of
+// explore merge, as far as the merge tests read it.
+type mergedProof struct {
+	Proves   bool     `json:"proves"`
+	Why      string   `json:"why"`
+	Judged   []string `json:"judged"`
+	Excluded []struct {
+		ID       string `json:"id"`
+		Reason   string `json:"reason"`
+		Violated *bool  `json:"violated"`
+	} `json:"excluded"`
+	Reductions struct {
+		Steps []string `json:"steps"`
+	} `json:"reductions"`
+	Jobs int `json:"jobs"`
+}
+
+// sameAs fails unless merged proof p of n jobs proves what unsplit
+// search's proof w proves, of the same invariants, with the same
+// invariants violated on some transition.
+func (p *mergedProof) sameAs(t *testing.T, w mergedProof, n int) {
+	t.Helper()
+	same := p.Proves == w.Proves && p.Jobs == n && w.Jobs == 0 && slices.Equal(p.Judged, w.Judged) &&
+		slices.Equal(p.Reductions.Steps, w.Reductions.Steps) && len(p.Excluded) == len(w.Excluded)
+	for i := range p.Excluded {
+		x, y := p.Excluded[i], w.Excluded[i]
+		same = same && x.ID == y.ID && x.Reason == y.Reason && (x.Violated == nil) == (y.Violated == nil) &&
+			(x.Violated == nil || *x.Violated == *y.Violated)
+	}
+	if !same {
+		t.Fatalf("merged proof %+v\nunsharded proof %+v", *p, w)
+	}
+}
+
+// TestMergeRefusesJobsOfDifferentProofs: jobs that prove different things
+// (another --depth, --invariant, --unexpected or --reduce) are not the
+// jobs of one search, and merging them would give a verdict no search
+// gave: the merge refuses them (exit 2), naming the field.
+func TestMergeRefusesJobsOfDifferentProofs(t *testing.T) {
+	dir := t.TempDir()
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--json", "--out", dir, "--shard-depth", "2"}, tinyBFS...)
+	for _, c := range []struct {
+		extra []string
+		field string
+	}{
+		{[]string{"--depth", "4"}, "proof.reductions.depthBound"},
+		{[]string{"--invariant", "exclusive-lease"}, "proof.judged"},
+		{[]string{"--reduce=false"}, "proof.reductions.steps"},
+	} {
+		var files []string
+		for i, extra := range [][]string{nil, c.extra} {
+			_, stdout, _ := explore(t, append(append(append([]string{}, base...), "--shard", fmt.Sprintf("%d/2", i)), extra...)...)
+			f := filepath.Join(dir, fmt.Sprintf("job-%d.json", i))
+			if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		code, _, stderr := explore(t, append([]string{"merge"}, files...)...)
+		if code != exitUsage || !strings.Contains(stderr, files[1]) || !strings.Contains(stderr, c.field) {
+			t.Errorf("jobs with %v: merge exit %d, want 2 naming %s and %s\n%s", c.extra, code, files[1], c.field, stderr)
+		}
 	}
 }
 
@@ -315,13 +391,15 @@ func mergeNeverReached(t *testing.T, files []string) {
 	}
 	code, stdout, _ := explore(t, append([]string{"merge", "--json"}, files...)...)
 	var merged struct {
-		Complete bool   `json:"complete"`
-		Vacuous  string `json:"vacuous"`
+		Complete bool        `json:"complete"`
+		Vacuous  string      `json:"vacuous"`
+		Proof    mergedProof `json:"proof"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
 		t.Fatal(err)
 	}
-	if code != exitIncomplete || merged.Complete || merged.Vacuous == "" {
+	if code != exitIncomplete || merged.Complete || merged.Vacuous == "" || merged.Proof.Proves ||
+		!strings.Contains(merged.Proof.Why, "never reached") {
 		t.Fatalf("jobs that together reached no scene: exit %d, %s", code, stdout)
 	}
 	if code, stdout, _ := explore(t, append([]string{"merge"}, files...)...); code != exitIncomplete ||

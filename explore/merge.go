@@ -30,6 +30,7 @@ type searchResult struct {
 	Vacuous   string             `json:"vacuous"` // the job's own share never reached these scenes
 	Reached   checker.Coverage   `json:"reached"` // random: the scenes its runs reached
 	BFS       *checker.BFSResult `json:"bfs"`
+	Proof     *proof             `json:"proof"` // bfs: what the job proves (none: it is one job)
 	RunIndex  *int               `json:"runIndex"`
 	Violation *struct {
 		Invariant  string `json:"invariant"`
@@ -40,7 +41,7 @@ type searchResult struct {
 }
 
 func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, jsonOut := flags("merge", "FILE...", "Combine the --json results of the jobs of one split search or sweep (explore search|sweep --shard i/n) into one verdict.", stdout)
+	fs, jsonOut := flags("merge", "FILE...", "Combine the --json results of the jobs of one split search or sweep (explore search|sweep --shard i/n) into one verdict; a split bfs also into one proof (docs/exhaustive.md).", stdout)
 	outDir := fs.String("out", "explore-out", "sweeps: folder for the merged heat map (OUT/sweep/VARIANT/heatmap.html, beside the jobs' counterexamples when they shared --out)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -73,6 +74,9 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		}
 		if jobs[i].Mode == "bfs" && jobs[i].BFS == nil {
 			return 0, usageError{fileError{path, "field \"bfs\": missing in a bfs search's result"}}
+		}
+		if jobs[i].Mode == "bfs" && jobs[i].Proof == nil {
+			return 0, usageError{fileError{path, "field \"proof\": missing in a bfs search's result"}}
 		}
 	}
 	if err := sameSearch(jobs, fs.Args()); err != nil {
@@ -123,8 +127,24 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 				break
 			}
 		}
+		var why string
+		switch {
+		case winner != nil && winner.Violation != nil:
+			why = fmt.Sprintf("an invariant it stops on is violated (the counterexample of job %d/%d)", winner.Shard.I, winner.Shard.N)
+		case len(incomplete) > 0:
+			why = fmt.Sprintf("the search is incomplete: job %s stopped early", strings.Join(incomplete, ", "))
+		case vacuous != 0:
+			why = fmt.Sprintf("the jobs together never reached %s, which %s's verdict depends on", vacuous, v.Name)
+		}
+		proofs := make([]*proof, len(jobs))
+		for i := range jobs {
+			proofs[i] = jobs[i].Proof
+		}
+		pf := mergeProofs(proofs, merged, why)
+		out["proof"] = pf
 		if !*jsonOut {
 			printBFS(stdout, merged, v)
+			pf.print(stdout)
 		}
 	} else {
 		for i := range jobs {
@@ -199,6 +219,11 @@ func sameSearch(jobs []searchResult, paths []string) error {
 			return usagef("%s: not a job of the same search as %s", paths[i], paths[0])
 		case seen[j.Shard.I]:
 			return usagef("%s: job %d/%d given twice", paths[i], j.Shard.I, n)
+		}
+		if j.Proof != nil && first.Proof != nil {
+			if field := j.Proof.sameScope(first.Proof); field != "" {
+				return usagef("%s: field \"proof.%s\": not a job of the same search as %s (their --invariant, --unexpected, --depth or --reduce differ)", paths[i], field, paths[0])
+			}
 		}
 		seen[j.Shard.I] = true
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,10 @@ type proof struct {
 	Reductions reductions   `json:"reductions"`
 	// Progress is the verdict of --liveness, nil without it.
 	Progress *progressReport `json:"progress,omitempty"`
+	// Jobs, in the proof explore merge makes of a split search's jobs,
+	// is their number (0 for one search): its states are then counted
+	// over the jobs, which overlap below the split.
+	Jobs int `json:"jobs,omitempty"`
 
 	states, unreduced uint64 // for the text
 }
@@ -50,6 +55,29 @@ type exclusion struct {
 	// CheckedBy, for an invariant with no state form, are the verbs that
 	// judge it on recorded histories instead.
 	CheckedBy []string `json:"checkedBy,omitempty"`
+	// Violated, for an invariant judged on transitions but not stopped
+	// on, tells whether a transition the search judged violated it (the
+	// end of Reason says the same).
+	Violated *bool `json:"violated,omitempty"`
+}
+
+// The ends of an exclusion's Reason that say whether a transition judged
+// violated the invariant.
+const (
+	violatedNote   = "; violated on some transition"
+	unviolatedNote = "; no transition judged violated it"
+)
+
+// setViolated says in x whether a transition judged violated its
+// invariant, one that is judged on transitions and not stopped on.
+func (x *exclusion) setViolated(violated bool) {
+	x.Reason = strings.TrimSuffix(strings.TrimSuffix(x.Reason, violatedNote), unviolatedNote)
+	if violated {
+		x.Reason += violatedNote
+	} else {
+		x.Reason += unviolatedNote
+	}
+	x.Violated = &violated
 }
 
 // reductions are what a search left out or merged of the state space, and
@@ -96,12 +124,9 @@ func newProof(m *model.Machine, v spec.Variant, opt checker.BFSOptions, res chec
 			if only != "" && inv.ID != only {
 				why = "not stopped on (--invariant " + only + ")"
 			}
-			if res.Violated.Has(inv.ID) {
-				why += "; violated on some transition"
-			} else {
-				why += "; no transition judged violated it"
-			}
-			p.Excluded = append(p.Excluded, exclusion{ID: inv.ID, Reason: why})
+			x := exclusion{ID: inv.ID, Reason: why}
+			x.setViolated(res.Violated.Has(inv.ID))
+			p.Excluded = append(p.Excluded, x)
 		default:
 			p.Judged = append(p.Judged, inv.ID)
 		}
@@ -134,6 +159,53 @@ func newProof(m *model.Machine, v spec.Variant, opt checker.BFSOptions, res chec
 		p.Proves = true
 	}
 	return p
+}
+
+// sameScope names the first field of proof p, of those that say what it
+// is a proof of, in which it differs from o ("" if none): the jobs of one
+// split search must agree on the invariants judged and excluded, the
+// bounds, the depth bound, the symmetries and the reductions of steps.
+func (p *proof) sameScope(o *proof) string {
+	switch {
+	case !slices.Equal(p.Judged, o.Judged):
+		return "judged"
+	case !slices.EqualFunc(p.Excluded, o.Excluded, func(a, b exclusion) bool { return a.ID == b.ID }):
+		return "excluded"
+	case p.Bounds != o.Bounds:
+		return "bounds"
+	case p.Reductions.DepthBound != o.Reductions.DepthBound:
+		return "reductions.depthBound"
+	case !slices.Equal(p.Reductions.Symmetry, o.Reductions.Symmetry):
+		return "reductions.symmetry"
+	case !slices.Equal(p.Reductions.Steps, o.Reductions.Steps):
+		return "reductions.steps"
+	}
+	return ""
+}
+
+// mergeProofs is what the jobs of a split search prove together: the
+// unsplit search's proof, its states counted over the jobs. jobs are the
+// jobs' proofs, of the same scope (sameScope); merged is their merged
+// result; why says why they prove nothing ("" when every job is complete,
+// none found a violation, and together they reached every scene the
+// verdict depends on).
+func mergeProofs(jobs []*proof, merged checker.BFSResult, why string) *proof {
+	p := *jobs[0]
+	p.Jobs, p.Proves, p.Why, p.Progress = len(jobs), why == "", why, nil
+	p.states, p.unreduced = merged.States, merged.Unreduced
+	p.Excluded = slices.Clone(p.Excluded)
+	for i := range p.Excluded {
+		if x := &p.Excluded[i]; spec.OnTransitions().Has(x.ID) {
+			x.setViolated(merged.Violated.Has(x.ID))
+		}
+	}
+	r := &p.Reductions
+	r.Factor, r.OmissionBound, r.Subsumed, r.CompactedAt = merged.Reduction, merged.OmissionBound, merged.Subsumed, 0
+	for _, j := range jobs {
+		r.HashCompaction = r.HashCompaction || j.Reductions.HashCompaction || j.Reductions.CompactedAt > 0
+		r.DepthCut = r.DepthCut || j.Reductions.DepthCut
+	}
+	return &p
 }
 
 // provable refuses a search that would stop on no invariant, or a BFS
@@ -182,21 +254,29 @@ func (p *proof) print(w io.Writer) {
 // within says which states a proof's transitions are out of. With no
 // reduction of --reduce that applied, every reachable state is stored and
 // expanded; with some, the search judged the transitions out of the states
-// it stored and expanded, and the reductions stand for the rest.
+// it stored and expanded, and the reductions stand for the rest. The jobs
+// of a split search count their states together.
 func (p *proof) within() string {
 	r := p.Reductions
 	where := "reachable within the bounds"
 	if r.DepthCut {
 		where = fmt.Sprintf("within depth %d", r.DepthBound)
 	}
-	if len(r.Steps) == 0 && r.Subsumed == 0 {
+	by, over := "the search", ""
+	if p.Jobs > 1 {
+		by, over = fmt.Sprintf("its %d jobs", p.Jobs), "; counted over the jobs, which overlap below the split"
+	}
+	if len(r.Steps) == 0 && r.Subsumed == 0 && p.Jobs <= 1 {
 		return fmt.Sprintf("every one of the %d states %s (%d without symmetry)", p.states, where, p.unreduced)
 	}
-	judged := fmt.Sprintf("%d states (%d without symmetry)", p.states, p.unreduced)
+	judged := fmt.Sprintf("%d states (%d without symmetry%s)", p.states, p.unreduced, over)
 	if r.Subsumed > 0 {
-		judged = fmt.Sprintf("%d states (%d stored, less %d subsumed; %d without symmetry)", p.states-r.Subsumed, p.states, r.Subsumed, p.unreduced)
+		judged = fmt.Sprintf("%d states (%d stored, less %d subsumed; %d without symmetry%s)", p.states-r.Subsumed, p.states, r.Subsumed, p.unreduced, over)
 	}
-	return fmt.Sprintf("every state %s: the search judged those out of %s, and the reductions below match every run of the others with a run of these, no longer, with the same facts", where, judged)
+	if len(r.Steps) == 0 && r.Subsumed == 0 {
+		return fmt.Sprintf("every state %s: %s judged those out of %s", where, by, judged)
+	}
+	return fmt.Sprintf("every state %s: %s judged those out of %s, and the reductions below match every run of the others with a run of these, no longer, with the same facts", where, by, judged)
 }
 
 // boundsText is a config as the flags that set it.
