@@ -269,6 +269,10 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		return ordered(cells, invs), nil
 	}
 	bfsNote := fmt.Sprintf("BFS stopped at %d states (depth %d)", res.States, res.MaxDepth)
+	if p := res.Projection; p != nil && p.Made { // how far a proof is: what --max-states it would take
+		bfsNote = fmt.Sprintf("BFS stopped at %d states (depth %d) of a projected %s to %s", res.States, res.MaxDepth,
+			checker.FormatCount(float64(p.States)), checker.FormatCount(float64(p.StatesHigh)))
+	}
 	rest := want
 	for inv := range cells {
 		rest &^= spec.SetOf(inv)

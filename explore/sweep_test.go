@@ -296,3 +296,32 @@ func TestSweepCutShortIsIncomplete(t *testing.T) {
 		t.Errorf("--json: exit %d, complete %v, %v", code, res.Complete, err)
 	}
 }
+
+// TestSweepCellSaysHowFarItsProofIs: a point whose BFS stops at
+// --max-states says in its cell, where the levels allow a projection,
+// how many states in all its proof is projected to take.
+func TestSweepCellSaysHowFarItsProofIs(t *testing.T) {
+	args := []string{"sweep", "--variant", "reference", "--param", "ttl=1", "--workers", "2", "--resources", "1", "--ops", "2",
+		"--grants", "2", "--in-flight", "2", "--drops", "1", "--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0",
+		"--skew", "0", "--sink-restarts", "0", "--runs", "20", "--quiet", "--json", "--out", t.TempDir()}
+	for _, c := range []struct {
+		maxStates string
+		projected bool // of 94,613 states in all: 63,807 projected (125,803 to 185,849), 50,974 not yet
+	}{{"60000", true}, {"40000", false}} {
+		var out, errb bytes.Buffer
+		run(context.Background(), append(args, "--max-states", c.maxStates), &out, &errb, designs.All())
+		var res sweepResult
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("--max-states %s: %v\n%s%s", c.maxStates, err, out.String(), errb.String())
+		}
+		var detail string
+		for _, cell := range res.Grid.Cells {
+			if cell.Invariant == "fencing" {
+				detail = cell.Detail
+			}
+		}
+		if !strings.Contains(detail, "BFS stopped at") || strings.Contains(detail, "of a projected") != c.projected {
+			t.Errorf("--max-states %s: fencing's cell says %q; want a projection: %v", c.maxStates, detail, c.projected)
+		}
+	}
+}
