@@ -1,12 +1,33 @@
 package checker
 
 import (
+	"fmt"
+
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
-// stopRank orders why searches ended, for a merge: the most telling wins.
-var stopRank = map[string]int{StopComplete: 0, StopDepth: 1, StopMaxStates: 2, StopCancelled: 3, StopViolation: 4}
+// stopRank orders why searches ended, for a merge: the most telling wins,
+// and every early stop outranks an end, so that a merge of jobs of which
+// one stopped early is never complete (an end it does not know, read from
+// JSON, counts as an error).
+func stopRank(stopped string) int {
+	switch stopped {
+	case StopComplete:
+		return 0
+	case StopDepth:
+		return 1
+	case StopMaxStates:
+		return 2
+	case StopMemory:
+		return 3
+	case StopCancelled:
+		return 4
+	case StopViolation:
+		return 6
+	}
+	return 5 // StopError, or unknown
+}
 
 // MergeResults merges the results of the jobs of one split search (see
 // Shard), as returned by BFS or read back from JSON, into the result of
@@ -16,8 +37,10 @@ var stopRank = map[string]int{StopComplete: 0, StopDepth: 1, StopMaxStates: 2, S
 // it they are added up, and so are States, Transitions, Unreduced and Subsumed,
 // which count the states several jobs searched once per job: upper bounds
 // of the distinct states. Elapsed is the longest job's; the merged search
-// is complete when every job is. Counterexample and Shortest[].Run are
-// set only when the jobs' results have them (not after JSON).
+// is complete when every job is; when one stopped early, Projection sums
+// the jobs' totals, projected for those that stopped early. Counterexample
+// and Shortest[].Run are set only when the jobs' results have them (not
+// after JSON).
 func MergeResults(rs []BFSResult) BFSResult {
 	var m BFSResult
 	m.Stopped = StopComplete
@@ -27,7 +50,7 @@ func MergeResults(rs []BFSResult) BFSResult {
 	var omission float64
 	for i, r := range rs {
 		m.Violated |= r.Violated | spec.SetOf(r.ViolatedIDs...)
-		if stopRank[r.Stopped] > stopRank[m.Stopped] {
+		if stopRank(r.Stopped) > stopRank(m.Stopped) {
 			m.Stopped = r.Stopped
 		}
 		m.States += r.States
@@ -72,6 +95,9 @@ func MergeResults(rs []BFSResult) BFSResult {
 		}
 	}
 	m.Complete = m.Stopped == StopComplete
+	if stoppedEarly(m.Stopped) {
+		m.Projection = mergeProjections(rs)
+	}
 	m.ViolatedIDs = m.Violated.IDs()
 	m.OmissionBound = min(1, omission)
 	if m.States > 0 {
@@ -80,6 +106,36 @@ func MergeResults(rs []BFSResult) BFSResult {
 	}
 	m.Rate = float64(m.States) / max(m.Elapsed.Seconds(), 1e-9)
 	return m
+}
+
+// stoppedEarly tells whether a search that ended so stopped before it
+// searched every state it was to search, without a violation.
+func stoppedEarly(stopped string) bool {
+	return stopRank(stopped) > stopRank(StopDepth) && stopped != StopViolation
+}
+
+// mergeProjections projects the total of a split search of which some job
+// stopped early: the sum over the jobs of their totals, a job's own
+// projection for one that stopped early (the jobs' states counted once per
+// job, as MergeResults counts them). It is none when a job that stopped
+// early has none.
+func mergeProjections(rs []BFSResult) *Projection {
+	p := Projection{Made: true}
+	for _, r := range rs {
+		q := r.Projection
+		switch {
+		case q == nil && stoppedEarly(r.Stopped):
+			return &Projection{Why: fmt.Sprintf("job %d/%d stopped early (%s) with no projection", r.Shard.I, r.Shard.N, r.Stopped)}
+		case q == nil: // the job ended: its total is its states
+			q = &Projection{Made: true, States: r.States, StatesHigh: r.States, Depth: r.MaxDepth, DepthHigh: r.MaxDepth}
+		}
+		if !q.Made {
+			return &Projection{Why: fmt.Sprintf("job %d/%d: %s", r.Shard.I, r.Shard.N, q.Why)}
+		}
+		p.States, p.StatesHigh = p.States+q.States, p.StatesHigh+q.StatesHigh
+		p.Depth, p.DepthHigh = max(p.Depth, q.Depth), max(p.DepthHigh, q.DepthHigh)
+	}
+	return &p
 }
 
 // ReplayTrace re-executes a trace from a result (BFSResult.Trace or
