@@ -90,3 +90,41 @@ func BenchmarkBFS(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBFSLayers is the reduced hash-compact search of P1 ({W2 R1 ttl2
+// ops4 grants3 inFlight3}, every fault kind once) to depth 17 (15,379,218
+// states), on one goroutine: with tables that double (layers=false), and
+// with every part's table held at 2^19 slots, filled to 7/8 (7.3M states
+// in all), and followed by a layer of 2^20 (layers=true), as a search at
+// its memory budget does (bfs.layer): the cost of lookups that read two
+// tables far larger than the caches. About a minute a run.
+func BenchmarkBFSLayers(b *testing.B) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 3, InFlight: 3, Drops: 1, Dups: 1,
+		Crashes: 1, Restarts: 1, Forgeries: 1}
+	m := newMachine(b, c, model.Design{})
+	opt := BFSOptions{Exhaustive: true, MaxDepth: 17, HashCompact: true, Goroutines: 1, Reduce: model.Reductions,
+		Symmetry: model.SymWorkers | model.SymResources}
+	for _, layers := range []bool{false, true} {
+		b.Run(fmt.Sprintf("layers=%v", layers), func(b *testing.B) {
+			var r BFSResult
+			tables := 0
+			for b.Loop() {
+				s := newBFS(m, opt)
+				if layers {
+					for i := range s.seen.parts {
+						s.seen.parts[i] = newTable(true, 19, nil)
+						s.seen.parts[i].layer = 20
+					}
+					s.seen.setDense(true)
+				}
+				r = s.run(context.Background())
+				tables = len(s.seen.parts[0].older) + 1
+			}
+			if r.Stopped != StopDepth {
+				b.Fatalf("stopped: %s", r.Stopped)
+			}
+			b.ReportMetric(float64(r.States)/(b.Elapsed().Seconds()/float64(b.N)), "states/s")
+			b.ReportMetric(float64(tables), "tables/part")
+		})
+	}
+}
