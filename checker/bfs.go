@@ -264,6 +264,10 @@ type BFSResult struct {
 	// would store in all, where the levels seen allow a fit; nil for the
 	// others and for a merge (MergeResults).
 	Projection *Projection `json:"projection,omitempty"`
+	// Within is, for a search stopped before its end by MaxStates, its
+	// context or MaxMemory after it expanded a level, what it had done
+	// when the level it stopped in began; nil for the others.
+	Within *Within `json:"within,omitempty"`
 	// Shard is the part of a split search this is (N = 0: unsplit); Shards
 	// how many results MergeResults merged into it.
 	Shard  Shard `json:"shard"`
@@ -285,6 +289,26 @@ type BFSResult struct {
 	// (*CheckpointError), or a checkpoint or level file that could not be
 	// written or read.
 	Err error `json:"-"`
+}
+
+// Within is what a search that stopped early had done when the level it
+// stopped in began: it had expanded every state fewer than Depth actions
+// deep and judged every transition out of them, and had stored the states
+// Depth deep. That is what a search with MaxDepth Depth does, and these
+// are the figures it ends with (TestStoppedSearchProvesItsLevels): a
+// search that stopped early proves what that one proves.
+type Within struct {
+	Depth int `json:"depth"`
+	// States, Transitions, Unreduced, Subsumed, Violated, Reached and
+	// OmissionBound are BFSResult's, as the level began.
+	States        uint64   `json:"states"`
+	Transitions   uint64   `json:"transitions"`
+	Unreduced     uint64   `json:"unreduced"`
+	Subsumed      uint64   `json:"subsumed,omitempty"`
+	Violated      spec.Set `json:"-"`
+	ViolatedIDs   []string `json:"violated"`
+	Reached       Coverage `json:"reached"`
+	OmissionBound float64  `json:"omissionBound"`
 }
 
 // Shortest is a shortest counterexample of one invariant.
@@ -1480,6 +1504,21 @@ func (b *bfs) result(stopped string) BFSResult {
 	if stopped == StopMaxStates || stopped == StopCancelled || stopped == StopMemory {
 		p := Project(b.levels)
 		r.Projection = &p
+		if b.depth > 0 {
+			r.Within = b.within()
+		}
 	}
 	return r
+}
+
+// within is what the search had done when the level it is in began (its
+// mark, taken then).
+func (b *bfs) within() *Within {
+	mk := &b.disk.mark
+	w := &Within{Depth: b.depth, States: mk.states, Transitions: mk.trans, Unreduced: mk.unreduced, Subsumed: mk.subsumed,
+		Violated: mk.violated, ViolatedIDs: mk.violated.IDs(), Reached: mk.reached}
+	if b.opt.HashCompact {
+		w.OmissionBound = min(1, mk.omission)
+	}
+	return w
 }

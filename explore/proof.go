@@ -40,12 +40,54 @@ type proof struct {
 	Reductions reductions   `json:"reductions"`
 	// Progress is the verdict of --liveness, nil without it.
 	Progress *progressReport `json:"progress,omitempty"`
+	// Within, for a search that stopped early after it expanded a level,
+	// is the proof it is within a depth (nil for the others, and for one
+	// job of a split search).
+	Within *withinProof `json:"within,omitempty"`
 	// Jobs, in the proof explore merge makes of a split search's jobs,
 	// is their number (0 for one search): its states are then counted
 	// over the jobs, which overlap below the split.
 	Jobs int `json:"jobs,omitempty"`
 
 	states, unreduced uint64 // for the text
+}
+
+// withinProof is what a search that stopped early proves anyway: the
+// levels before the one it stopped in were expanded in full, which is what
+// a search with --depth Depth does (checker.Within), so when no invariant
+// judged was violated in them and they reached every scene the verdict
+// depends on, the judged invariants hold on every transition out of every
+// state fewer than Depth actions deep.
+type withinProof struct {
+	Depth  int    `json:"depth"`
+	Proves bool   `json:"proves"`
+	Why    string `json:"why,omitempty"`
+	// States were stored and Transitions judged by then (States includes
+	// the states Depth deep, not expanded); OmissionBound is the chance
+	// that hash compaction missed a state by then.
+	States        uint64  `json:"states"`
+	Transitions   uint64  `json:"transitions"`
+	OmissionBound float64 `json:"omissionBound"`
+}
+
+// newWithinProof says what res, a search of variant v that stopped early,
+// proves within the levels it expanded in full of the invariants stop;
+// nil when it expanded none.
+func newWithinProof(v spec.Variant, stop spec.Set, res checker.BFSResult) *withinProof {
+	w := res.Within
+	if w == nil {
+		return nil
+	}
+	p := &withinProof{Depth: w.Depth, States: w.States, Transitions: w.Transitions, OmissionBound: w.OmissionBound}
+	switch miss := w.Reached.Missing(v.Scenes()); {
+	case w.Violated&stop != 0: // a search stops at the first such violation: not one that stopped early
+		p.Why = fmt.Sprintf("those levels violate %s", strings.Join((w.Violated&stop).IDs(), ", "))
+	case miss != 0:
+		p.Why = fmt.Sprintf("those levels never reached %s, which %s's verdict depends on", miss, v.Name)
+	default:
+		p.Proves = true
+	}
+	return p
 }
 
 // exclusion is an invariant a proof says nothing of, and why.
@@ -151,6 +193,9 @@ func newProof(m *model.Machine, v spec.Variant, opt checker.BFSOptions, res chec
 		p.Why = "an invariant it stops on is violated (the counterexample)"
 	case !bfsComplete(res):
 		p.Why = "the search is incomplete (" + stopMeaning[res.Stopped] + ")"
+		if opt.Shard.N <= 1 {
+			p.Within = newWithinProof(v, opt.Stop&spec.OnTransitions(), res)
+		}
 	case miss != 0:
 		p.Why = fmt.Sprintf("the search never reached %s, which %s's verdict depends on", miss, v.Name)
 	case opt.Shard.N > 1:
@@ -228,13 +273,15 @@ func provable(mode string, stop spec.Set, only string) error {
 // print writes the proof for a person.
 func (p *proof) print(w io.Writer) {
 	if p.Proves {
-		what := fmt.Sprintf("the %d invariants judged hold", len(p.Judged))
-		if len(p.Judged) == 1 {
-			what = "the invariant judged holds"
-		}
-		fmt.Fprintf(w, "proof: %s on every transition out of %s\n", what, p.within())
+		fmt.Fprintf(w, "proof: %s on every transition out of %s\n", p.what(), p.within())
 	} else {
 		fmt.Fprintf(w, "proof: none: %s\n", p.Why)
+	}
+	if x := p.Within; x != nil && x.Proves {
+		fmt.Fprintf(w, "  proved instead within depth %d: %s on every transition out of every state fewer than %d actions deep (every run of up to %d actions), as --depth %d proves (%d states stored, %d transitions judged%s)\n",
+			x.Depth, p.what(), x.Depth, x.Depth, x.Depth, x.States, x.Transitions, missed(x.OmissionBound))
+	} else if x != nil {
+		fmt.Fprintf(w, "  nothing proved within depth %d either: %s\n", x.Depth, x.Why)
 	}
 	fmt.Fprintf(w, "  judged on every transition: %s\n", list(p.Judged))
 	for _, x := range p.Excluded {
@@ -249,6 +296,23 @@ func (p *proof) print(w io.Writer) {
 	if p.Progress != nil {
 		p.Progress.print(w)
 	}
+}
+
+// what says what a proof says of its invariants.
+func (p *proof) what() string {
+	if len(p.Judged) == 1 {
+		return "the invariant judged holds"
+	}
+	return fmt.Sprintf("the %d invariants judged hold", len(p.Judged))
+}
+
+// missed says, after a count, the chance that hash compaction missed a
+// state ("" when none could be).
+func missed(omission float64) string {
+	if omission == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; a state missed with probability at most %.3g", omission)
 }
 
 // within says which states a proof's transitions are out of. With no

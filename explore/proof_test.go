@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
@@ -19,10 +20,12 @@ import (
 // read.
 type proofOut struct {
 	BFS struct {
-		States    uint64   `json:"states"`
-		Unreduced uint64   `json:"unreduced"`
-		Subsumed  uint64   `json:"subsumed"`
-		Violated  []string `json:"violated"`
+		States      uint64   `json:"states"`
+		Transitions uint64   `json:"transitions"`
+		Omission    float64  `json:"omissionBound"`
+		Unreduced   uint64   `json:"unreduced"`
+		Subsumed    uint64   `json:"subsumed"`
+		Violated    []string `json:"violated"`
 	} `json:"bfs"`
 	Proof *struct {
 		Proves   bool     `json:"proves"`
@@ -57,6 +60,14 @@ type proofOut struct {
 				Trace   []string `json:"trace"`
 			} `json:"witness"`
 		} `json:"progress"`
+		Within *struct {
+			Depth         int     `json:"depth"`
+			Proves        bool    `json:"proves"`
+			Why           string  `json:"why"`
+			States        uint64  `json:"states"`
+			Transitions   uint64  `json:"transitions"`
+			OmissionBound float64 `json:"omissionBound"`
+		} `json:"within"`
 	} `json:"proof"`
 }
 
@@ -315,5 +326,84 @@ func TestLivenessNotChecked(t *testing.T) {
 		if code != exitIncomplete || p == nil || p.Checked || p.Holds || !strings.Contains(p.Reason, c.reason) {
 			t.Errorf("%v --json: exit %d, progress %+v", c.extra, code, p)
 		}
+	}
+}
+
+// TestStoppedSearchSaysWhatItProvesWithinADepth: a search stopped by
+// --max-states is no proof, but says what it proves within the levels it
+// expanded in full: what --depth at the level it stopped in proves, with
+// that search's states, transitions and omission bound; nothing when those
+// levels never reached a scene the verdict depends on; nothing for one job
+// of a split search (its levels hold its share only).
+func TestStoppedSearchSaysWhatItProvesWithinADepth(t *testing.T) {
+	base := []string{"search", "--variant", "reference", "--mode", "bfs", "--unexpected", "--workers", "2", "--resources", "1",
+		"--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "2", "--drops", "1", "--dups", "0", "--crashes", "0",
+		"--restarts", "0", "--forgeries", "0", "--skew", "0", "--sink-restarts", "0", "--hash-compact", "--out", t.TempDir()}
+	code, stdout, _ := explore(t, append(base, "--json", "--max-states", "60000")...)
+	stopped := decodeProof(t, stdout)
+	w := stopped.Proof.Within
+	if code != exitIncomplete || stopped.Proof.Proves || w == nil || !w.Proves || w.Depth < 2 {
+		t.Fatalf("--max-states 60000: exit %d, proof %+v, within %+v", code, stopped.Proof, w)
+	}
+	code, stdout, _ = explore(t, append(base, "--json", "--depth", fmt.Sprint(w.Depth))...)
+	bounded := decodeProof(t, stdout)
+	if code != exitOK || !bounded.Proof.Proves || bounded.Proof.Within != nil || bounded.BFS.States != w.States ||
+		bounded.BFS.Transitions != w.Transitions || bounded.BFS.Omission != w.OmissionBound || w.OmissionBound == 0 {
+		t.Fatalf("--depth %d: exit %d, %d states, %d transitions, omission %g; the stopped search within it: %+v",
+			w.Depth, code, bounded.BFS.States, bounded.BFS.Transitions, bounded.BFS.Omission, *w)
+	}
+	_, text, _ := explore(t, append(base, "--max-states", "60000")...)
+	if want := fmt.Sprintf("proved instead within depth %d: the 8 invariants judged hold", w.Depth); !strings.Contains(text, want) {
+		t.Fatalf("the text does not say %q\n%s", want, text)
+	}
+
+	_, stdout, _ = explore(t, append(base, "--json", "--max-states", "50")...)
+	early := decodeProof(t, stdout)
+	if w := early.Proof.Within; w == nil || w.Proves || !strings.Contains(w.Why, "never reached") {
+		t.Fatalf("--max-states 50: within %+v, want no proof: the scenes were never reached", w)
+	}
+	_, text, _ = explore(t, append(base, "--max-states", "50")...)
+	if !strings.Contains(text, "nothing proved within depth") {
+		t.Fatalf("--max-states 50: the text does not say that nothing was proved within a depth\n%s", text)
+	}
+
+	_, stdout, _ = explore(t, append(base, "--json", "--max-states", "60000", "--shard", "0/2", "--shard-depth", "2")...)
+	if job := decodeProof(t, stdout); job.Proof.Within != nil {
+		t.Fatalf("one job of a split search proves within %+v", *job.Proof.Within)
+	}
+}
+
+// TestWithinProofNeedsNoViolationAndEveryScene: the levels a stopped
+// search expanded prove nothing when they violate an invariant judged
+// (which a search stops at, but a result may say) or miss a scene the
+// verdict depends on.
+func TestWithinProofNeedsNoViolationAndEveryScene(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var every checker.Coverage
+	for i := range every {
+		every[i] = 1
+	}
+	stop := spec.SetOf("fencing", "exclusive-lease")
+	for _, c := range []struct {
+		violated spec.Set
+		reached  checker.Coverage
+		why      string
+	}{
+		{0, every, ""},
+		{spec.SetOf("absolute-validity"), every, ""}, // not judged
+		{spec.SetOf("fencing"), every, "violate fencing"},
+		{0, checker.Coverage{}, "never reached"},
+	} {
+		res := checker.BFSResult{Within: &checker.Within{Depth: 7, Violated: c.violated, Reached: c.reached}}
+		w := newWithinProof(v, stop, res)
+		if w.Proves != (c.why == "") || !strings.Contains(w.Why, c.why) || w.Depth != 7 {
+			t.Errorf("violated %v, reached %v: %+v, want proves %v, why %q", c.violated.IDs(), c.reached, *w, c.why == "", c.why)
+		}
+	}
+	if w := newWithinProof(v, stop, checker.BFSResult{}); w != nil {
+		t.Errorf("no levels expanded: %+v", *w)
 	}
 }
