@@ -235,7 +235,7 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			Invariant  string `json:"invariant"`
 			Operations int    `json:"operations"`
 		} `json:"violation"`
-		Proof *mergedProof `json:"proof"`
+		Proof *proofJSON `json:"proof"`
 	}
 	for _, c := range []struct {
 		name string
@@ -303,30 +303,14 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 	}
 }
 
-// mergedProof is the "proof" object of explore search --mode bfs and of
-// explore merge, as far as the merge tests read it.
-type mergedProof struct {
-	Proves   bool     `json:"proves"`
-	Why      string   `json:"why"`
-	Judged   []string `json:"judged"`
-	Excluded []struct {
-		ID       string `json:"id"`
-		Reason   string `json:"reason"`
-		Violated *bool  `json:"violated"`
-	} `json:"excluded"`
-	Reductions struct {
-		Steps []string `json:"steps"`
-	} `json:"reductions"`
-	Jobs int `json:"jobs"`
-}
-
 // sameAs fails unless merged proof p of n jobs proves what unsplit
 // search's proof w proves, of the same invariants, with the same
 // invariants violated on some transition.
-func (p *mergedProof) sameAs(t *testing.T, w mergedProof, n int) {
+func (p *proofJSON) sameAs(t *testing.T, w proofJSON, n int) {
 	t.Helper()
 	same := p.Proves == w.Proves && p.Jobs == n && w.Jobs == 0 && slices.Equal(p.Judged, w.Judged) &&
-		slices.Equal(p.Reductions.Steps, w.Reductions.Steps) && len(p.Excluded) == len(w.Excluded)
+		p.Reductions != nil && w.Reductions != nil && slices.Equal(p.Reductions.Steps, w.Reductions.Steps) &&
+		len(p.Excluded) == len(w.Excluded)
 	for i := range p.Excluded {
 		x, y := p.Excluded[i], w.Excluded[i]
 		same = same && x.ID == y.ID && x.Reason == y.Reason && (x.Violated == nil) == (y.Violated == nil) &&
@@ -391,9 +375,9 @@ func mergeNeverReached(t *testing.T, files []string) {
 	}
 	code, stdout, _ := explore(t, append([]string{"merge", "--json"}, files...)...)
 	var merged struct {
-		Complete bool        `json:"complete"`
-		Vacuous  string      `json:"vacuous"`
-		Proof    mergedProof `json:"proof"`
+		Complete bool      `json:"complete"`
+		Vacuous  string    `json:"vacuous"`
+		Proof    proofJSON `json:"proof"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
 		t.Fatal(err)

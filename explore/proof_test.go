@@ -27,48 +27,55 @@ type proofOut struct {
 		Subsumed    uint64   `json:"subsumed"`
 		Violated    []string `json:"violated"`
 	} `json:"bfs"`
-	Proof *struct {
-		Proves   bool     `json:"proves"`
-		Why      string   `json:"why"`
-		Judged   []string `json:"judged"`
-		Excluded []struct {
-			ID        string   `json:"id"`
-			Reason    string   `json:"reason"`
-			CheckedBy []string `json:"checkedBy"`
-		} `json:"excluded"`
-		Bounds     *model.Config `json:"bounds"`
-		Reductions *struct {
-			Symmetry       []string `json:"symmetry"`
-			Factor         float64  `json:"symmetryFactor"`
-			HashCompaction bool     `json:"hashCompaction"`
-			DepthBound     int      `json:"depthBound"`
-			DepthCut       bool     `json:"depthCut"`
-			Subsumed       uint64   `json:"subsumed"`
-		} `json:"reductions"`
-		Progress *struct {
-			Checked bool   `json:"checked"`
-			Holds   bool   `json:"holds"`
-			Reason  string `json:"reason"`
-			States  uint64 `json:"states"`
-			Stuck   uint64 `json:"stuck"`
-			Extra   int    `json:"extra"`
-			Ops     int    `json:"ops"`
-			Grants  int    `json:"grants"`
-			Witness *struct {
-				File    string   `json:"file"`
-				Actions int      `json:"actions"`
-				Trace   []string `json:"trace"`
-			} `json:"witness"`
-		} `json:"progress"`
-		Within *struct {
-			Depth         int     `json:"depth"`
-			Proves        bool    `json:"proves"`
-			Why           string  `json:"why"`
-			States        uint64  `json:"states"`
-			Transitions   uint64  `json:"transitions"`
-			OmissionBound float64 `json:"omissionBound"`
-		} `json:"within"`
-	} `json:"proof"`
+	Proof *proofJSON `json:"proof"`
+}
+
+// proofJSON is the "proof" object of explore search --mode bfs and of
+// explore merge, as far as the tests read it.
+type proofJSON struct {
+	Proves   bool     `json:"proves"`
+	Why      string   `json:"why"`
+	Judged   []string `json:"judged"`
+	Excluded []struct {
+		ID        string   `json:"id"`
+		Reason    string   `json:"reason"`
+		CheckedBy []string `json:"checkedBy"`
+		Violated  *bool    `json:"violated"`
+	} `json:"excluded"`
+	Bounds     *model.Config `json:"bounds"`
+	Reductions *struct {
+		Symmetry       []string `json:"symmetry"`
+		Factor         float64  `json:"symmetryFactor"`
+		HashCompaction bool     `json:"hashCompaction"`
+		DepthBound     int      `json:"depthBound"`
+		DepthCut       bool     `json:"depthCut"`
+		Subsumed       uint64   `json:"subsumed"`
+		Steps          []string `json:"steps"`
+	} `json:"reductions"`
+	Progress *struct {
+		Checked bool   `json:"checked"`
+		Holds   bool   `json:"holds"`
+		Reason  string `json:"reason"`
+		States  uint64 `json:"states"`
+		Stuck   uint64 `json:"stuck"`
+		Extra   int    `json:"extra"`
+		Ops     int    `json:"ops"`
+		Grants  int    `json:"grants"`
+		Witness *struct {
+			File    string   `json:"file"`
+			Actions int      `json:"actions"`
+			Trace   []string `json:"trace"`
+		} `json:"witness"`
+	} `json:"progress"`
+	Within *struct {
+		Depth         int     `json:"depth"`
+		Proves        bool    `json:"proves"`
+		Why           string  `json:"why"`
+		States        uint64  `json:"states"`
+		Transitions   uint64  `json:"transitions"`
+		OmissionBound float64 `json:"omissionBound"`
+	} `json:"within"`
+	Jobs int `json:"jobs"`
 }
 
 func decodeProof(t *testing.T, stdout string) proofOut {
