@@ -273,6 +273,15 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		bfsNote = fmt.Sprintf("BFS stopped at %d states (depth %d) of a projected %s to %s", res.States, res.MaxDepth,
 			checker.FormatCount(float64(p.States)), checker.FormatCount(float64(p.StatesHigh)))
 	}
+	// proved says what the levels the BFS expanded in full prove of inv:
+	// what --depth at the level it stopped in would (checker.Within).
+	proved := func(inv string) string {
+		w := res.Within
+		if w == nil || w.Violated.Has(inv) || w.Reached.Missing(v.Scenes()) != 0 {
+			return ""
+		}
+		return fmt.Sprintf(", every run of up to %d actions proved", w.Depth)
+	}
 	rest := want
 	for inv := range cells {
 		rest &^= spec.SetOf(inv)
@@ -299,10 +308,10 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 			continue
 		}
 		c := viz.SweepCell{Invariant: inv, Verdict: viz.VerdictSafe, Method: "random",
-			Detail: fmt.Sprintf("%s; no violation in %d random runs: a budget, not a proof", bfsNote, runsDone)}
+			Detail: fmt.Sprintf("%s%s; no violation in %d random runs: a budget, not a proof", bfsNote, proved(inv), runsDone)}
 		if ctx.Err() != nil || runsDone < b.Runs || reached.Missing(v.Scenes()) != 0 {
 			c = viz.SweepCell{Invariant: inv, Verdict: viz.VerdictIncomplete, Method: "random",
-				Detail: fmt.Sprintf("%s; %d of %d random runs, stopped early or never reached %s", bfsNote, runsDone, b.Runs, v.Scenes())}
+				Detail: fmt.Sprintf("%s%s; %d of %d random runs, stopped early or never reached %s", bfsNote, proved(inv), runsDone, b.Runs, v.Scenes())}
 		}
 		cells[inv] = c
 	}

@@ -299,7 +299,8 @@ func TestSweepCutShortIsIncomplete(t *testing.T) {
 
 // TestSweepCellSaysHowFarItsProofIs: a point whose BFS stops at
 // --max-states says in its cell, where the levels allow a projection,
-// how many states in all its proof is projected to take.
+// how many states in all its proof is projected to take, and what the
+// levels it expanded in full prove.
 func TestSweepCellSaysHowFarItsProofIs(t *testing.T) {
 	args := []string{"sweep", "--variant", "reference", "--param", "ttl=1", "--workers", "2", "--resources", "1", "--ops", "2",
 		"--grants", "2", "--in-flight", "2", "--drops", "1", "--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0",
@@ -307,7 +308,12 @@ func TestSweepCellSaysHowFarItsProofIs(t *testing.T) {
 	for _, c := range []struct {
 		maxStates string
 		projected bool // of 94,613 states in all: 63,807 projected (125,803 to 185,849), 50,974 not yet
-	}{{"60000", true}, {"40000", false}} {
+		// and what the levels expanded in full prove: as --depth 18 and 17
+		// would (explore search --max-states 60000 says "within depth 18");
+		// nothing where they never reached a stale write
+		proved string
+	}{{"60000", true, ", every run of up to 18 actions proved;"}, {"40000", false, ", every run of up to 17 actions proved;"},
+		{"50", false, ""}} {
 		var out, errb bytes.Buffer
 		run(context.Background(), append(args, "--max-states", c.maxStates), &out, &errb, designs.All())
 		var res sweepResult
@@ -322,6 +328,9 @@ func TestSweepCellSaysHowFarItsProofIs(t *testing.T) {
 		}
 		if !strings.Contains(detail, "BFS stopped at") || strings.Contains(detail, "of a projected") != c.projected {
 			t.Errorf("--max-states %s: fencing's cell says %q; want a projection: %v", c.maxStates, detail, c.projected)
+		}
+		if !strings.Contains(detail, c.proved) || c.proved == "" && strings.Contains(detail, "every run of up to") {
+			t.Errorf("--max-states %s: fencing's cell says %q; want %q", c.maxStates, detail, c.proved)
 		}
 	}
 }
