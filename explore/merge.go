@@ -132,7 +132,7 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		case winner != nil && winner.Violation != nil:
 			why = fmt.Sprintf("an invariant it stops on is violated (the counterexample of job %d/%d)", winner.Shard.I, winner.Shard.N)
 		case len(incomplete) > 0:
-			why = fmt.Sprintf("the search is incomplete: job %s stopped early", strings.Join(incomplete, ", "))
+			why = fmt.Sprintf("the search is incomplete: %s stopped early", jobNames(incomplete))
 		case vacuous != 0:
 			why = fmt.Sprintf("the jobs together never reached %s, which %s's verdict depends on", vacuous, v.Name)
 		}
@@ -172,8 +172,8 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			if first.Mode == "bfs" {
 				how = bfsHowFar(out["bfs"].(checker.BFSResult))
 			}
-			fmt.Fprintf(stdout, "%s: incomplete: job %s stopped early (%s); no violation found so far by any of the %d jobs\n",
-				first.Variant, strings.Join(incomplete, ", "), how, len(jobs))
+			fmt.Fprintf(stdout, "%s: incomplete: %s stopped early (%s); no violation found so far by any of the %d jobs\n",
+				first.Variant, jobNames(incomplete), how, len(jobs))
 			return code, nil
 		}
 		if vacuous != 0 {
@@ -194,6 +194,14 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations in %s (job %d/%d)\n", first.Variant,
 		winner.Violation.Invariant, winner.Violation.Operations, winner.Violation.File, winner.Shard.I, winner.Shard.N)
 	return exitViolation, nil
+}
+
+// jobNames names jobs (each "i/n") in a sentence: "job 1/3", "jobs 0/3, 2/3".
+func jobNames(jobs []string) string {
+	if len(jobs) == 1 {
+		return "job " + jobs[0]
+	}
+	return "jobs " + strings.Join(jobs, ", ")
 }
 
 // budget is the runs the unsplit random search was to do.
