@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,8 +170,9 @@ func TestBFSResumeAfterMemoryStop(t *testing.T) {
 		dir := t.TempDir()
 		opt := opt
 		opt.Checkpoint, opt.MaxDepth = dir, 6
-		if r := BFS(ctx, m, opt); r.Stopped != StopDepth {
-			t.Fatalf("depth 6: %s %v", r.Stopped, r.Err)
+		six := BFS(ctx, m, opt)
+		if six.Stopped != StopDepth {
+			t.Fatalf("depth 6: %s %v", six.Stopped, six.Err)
 		}
 		opt.MaxDepth, opt.Resume, opt.MaxMemory, opt.CompactAtBudget = 0, dir, 1, compact
 		dir = t.TempDir()
@@ -180,6 +182,14 @@ func TestBFSResumeAfterMemoryStop(t *testing.T) {
 			compact && stopped.CompactedAt != sum(want.Levels[:7]) {
 			t.Fatalf("budget of 1 byte, compact %v: %s, checkpoint of depth %d, hash-compact %v, compacted at %d (%v)",
 				compact, stopped.Stopped, stopped.CheckpointDepth, stopped.HashCompact, stopped.CompactedAt, stopped.Err)
+		}
+		// Resumed and stopped at the budget as level 6 began, it proves
+		// what the search to depth 6 proves (TestStoppedSearchProvesItsLevels).
+		if w := stopped.Within; w == nil || w.Depth != 6 || w.States != six.States || w.Transitions != six.Transitions ||
+			w.Unreduced != six.Unreduced || w.Violated != six.Violated || !reflect.DeepEqual(w.Reached, six.Reached) ||
+			w.OmissionBound != six.OmissionBound {
+			t.Fatalf("budget of 1 byte, compact %v: within %+v; the search to depth 6: %d states, %d transitions", compact,
+				stopped.Within, six.States, six.Transitions)
 		}
 		opt.MaxMemory, opt.Resume = 0, dir
 		got := BFS(ctx, m, opt)
