@@ -262,7 +262,7 @@ type BFSResult struct {
 	// Projection is, for a search stopped before its end by MaxStates,
 	// its context or MaxMemory, Project of its levels: how many states it
 	// would store in all, where the levels seen allow a fit; nil for the
-	// others and for a merge (MergeResults).
+	// others. A merge's (MergeResults) sums the jobs' totals.
 	Projection *Projection `json:"projection,omitempty"`
 	// Within is, for a search stopped before its end by MaxStates, its
 	// context or MaxMemory after it expanded a level, what it had done

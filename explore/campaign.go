@@ -493,9 +493,14 @@ func bfsProgressLine(p checker.BFSProgress) string {
 		line += fmt.Sprintf(", tables layered from %d states", p.LayeredAt)
 	}
 	if pr := p.Projection; pr.Made {
-		line += fmt.Sprintf(", projected %s to %s states in all", checker.FormatCount(float64(pr.States)), checker.FormatCount(float64(pr.StatesHigh)))
+		line += ", projected " + statesRange(pr) + " states in all"
 	}
 	return line
+}
+
+// statesRange is a projection's range of states, "1.2 million to 1.5 million".
+func statesRange(p checker.Projection) string {
+	return checker.FormatCount(float64(p.States)) + " to " + checker.FormatCount(float64(p.StatesHigh))
 }
 
 // projectionLine says what a search that stopped early projects of its
@@ -513,8 +518,8 @@ func projectionLine(res checker.BFSResult) string {
 		}
 		return max(d.Round(time.Second), time.Second)
 	}
-	return fmt.Sprintf("projection: %s to %s states in all, to depth %d to %d; at this rate %s to %s more, and at %.1f bytes a state %s to %s stored (a fit of the last levels' sizes, not a bound: the totals of the completed searches it was tested on were within %gx of its range)",
-		checker.FormatCount(float64(p.States)), checker.FormatCount(float64(p.StatesHigh)), p.Depth, p.DepthHigh, left(p.States), left(p.StatesHigh),
+	return fmt.Sprintf("projection: %s states in all, to depth %d to %d; at this rate %s to %s more, and at %.1f bytes a state %s to %s stored (a fit of the last levels' sizes, not a bound: the totals of the completed searches it was tested on were within %gx of its range)",
+		statesRange(*p), p.Depth, p.DepthHigh, left(p.States), left(p.StatesHigh),
 		res.BytesPerState, checker.FormatSize(uint64(float64(p.States)*res.BytesPerState)),
 		checker.FormatSize(uint64(float64(p.StatesHigh)*res.BytesPerState)), checker.ProjectionSlack)
 }

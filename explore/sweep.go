@@ -270,17 +270,15 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 	}
 	bfsNote := fmt.Sprintf("BFS stopped at %d states (depth %d)", res.States, res.MaxDepth)
 	if p := res.Projection; p != nil && p.Made { // how far a proof is: what --max-states it would take
-		bfsNote = fmt.Sprintf("BFS stopped at %d states (depth %d) of a projected %s to %s", res.States, res.MaxDepth,
-			checker.FormatCount(float64(p.States)), checker.FormatCount(float64(p.StatesHigh)))
+		bfsNote = fmt.Sprintf("BFS stopped at %d states (depth %d) of a projected %s", res.States, res.MaxDepth, statesRange(*p))
 	}
 	// proved says what the levels the BFS expanded in full prove of inv:
-	// what --depth at the level it stopped in would (checker.Within).
+	// what --depth at the level it stopped in would (newWithinProof).
 	proved := func(inv string) string {
-		w := res.Within
-		if w == nil || w.Violated.Has(inv) || w.Reached.Missing(v.Scenes()) != 0 {
-			return ""
+		if w := newWithinProof(v, spec.SetOf(inv), res); w != nil && w.Proves {
+			return fmt.Sprintf(", every run of up to %d actions proved", w.Depth)
 		}
-		return fmt.Sprintf(", every run of up to %d actions proved", w.Depth)
+		return ""
 	}
 	rest := want
 	for inv := range cells {
