@@ -268,6 +268,9 @@ type BFSResult struct {
 	// context or MaxMemory after it expanded a level, what it had done
 	// when the level it stopped in began; nil for the others.
 	Within *Within `json:"within,omitempty"`
+	// Again is the second search of a search with ReduceDeadDelivered
+	// that found a violation (see Again); nil for the others.
+	Again *Again `json:"again,omitempty"`
 	// Shard is the part of a split search this is (N = 0: unsplit); Shards
 	// how many results MergeResults merged into it.
 	Shard  Shard `json:"shard"`
@@ -336,8 +339,18 @@ const maxInvariants = 16
 // discovery index, then by the action's index in Enabled) as a shortest
 // counterexample. The result is the same whatever the number of
 // goroutines; on cancellation of ctx it holds the levels completed.
+//
+// With model.ReduceDeadDelivered, whose depths count no delivery of a dead
+// reply, a search that found a violation searches again without it, to
+// the length of the longest counterexample found (BFSResult.Again), and
+// reports that search's verdicts and shortest counterexamples: those of a
+// search without it.
 func BFS(ctx context.Context, m *model.Machine, opt BFSOptions) BFSResult {
-	return newBFS(m, opt).run(ctx)
+	res := newBFS(m, opt).run(ctx)
+	if m.Applies(opt.Reduce)&model.ReduceDeadDelivered != 0 && len(res.Shortest) > 0 && res.Err == nil {
+		res = searchAgain(ctx, m, opt, res)
+	}
+	return res
 }
 
 // edge names a transition: the action of index act in Enabled of the

@@ -53,7 +53,7 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 
 	run := model.NewRun(m)
 	var key []byte
-	for i := range acts {
+	for i := 0; i < len(acts); {
 		last := i == len(acts)-1
 		buf = m.Enabled(&run.State, buf[:0])
 		found := false
@@ -74,11 +74,38 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 			found = true
 			break
 		}
-		if !found {
-			panic(fmt.Sprintf("checker: counterexample step %d not reproducible", i))
+		if found {
+			i++
+			continue
 		}
+		// The stored state had its dead replies delivered
+		// (ReduceDeadDelivered): take one such delivery, a step its normal
+		// form does not see, which may free what the next step needs, and
+		// try again; once all are taken, the step is there.
+		if a, ok := unseenStep(m, b.opt.Reduce, &run.State, buf); ok {
+			run.Do(a)
+			continue
+		}
+		panic(fmt.Sprintf("checker: counterexample step %d not reproducible", i))
 	}
 	panic("checker: empty counterexample")
+}
+
+// unseenStep returns, of the actions enabled in s, the first whose
+// successor has the normal form of s (under reductions r), if any.
+func unseenStep(m *model.Machine, r model.Reduction, s *model.State, enabled []model.Action) (model.Action, bool) {
+	norm := *s
+	m.Normalize(&norm, r)
+	for _, a := range enabled {
+		t := *s
+		if f := m.Next(&t, &a); f.Kind != model.NoFact {
+			continue
+		}
+		if m.Normalize(&t, r); t == norm {
+			return a, true
+		}
+	}
+	return model.Action{}, false
 }
 
 // pathChunk is how many parent links one block of a pathStore holds.

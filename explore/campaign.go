@@ -529,7 +529,17 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
 	if res.Reductions != "" {
-		fmt.Fprintf(w, "reductions: %s (steps and simulated states left out, clocks nothing reads cut: no verdict and no shortest counterexample changes)\n", res.Reductions)
+		fmt.Fprintf(w, "reductions: %s (steps and simulated states left out, clocks nothing reads cut, dead replies delivered: no verdict and no shortest counterexample changes)\n", res.Reductions)
+	}
+	if a := res.Again; a != nil {
+		line := fmt.Sprintf("searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s",
+			a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped)
+		if a.Replaced {
+			line += " (the verdicts and counterexamples below are its)"
+		} else {
+			line += " (before its end: the counterexamples below are runs of the machine, not known to be the shortest)"
+		}
+		fmt.Fprintln(w, line)
 	}
 	if res.Subsumed > 0 {
 		fmt.Fprintf(w, "subsumed: %d of the states stored were not expanded: a state stored no deeper simulates each\n", res.Subsumed)
@@ -571,7 +581,7 @@ func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Vari
 // reduceFlag registers --reduce: every reduction by default.
 func reduceFlag(fs *flag.FlagSet) *reduceValue {
 	r := reduceValue(model.Reductions)
-	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) store states with the clocks nothing reads any more cut (timers), and leave out a state when the same state with a fault less spent (budgets) or requests a tick younger (ages) is stored: the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets, ages")
+	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) store states with the clocks nothing reads any more cut (timers) and the replies nobody waits for delivered (dead-delivered: a search that finds a violation searches again without it, to the counterexamples' length, for the shortest), and leave out a state when the same state with a fault less spent (budgets) or requests a tick younger (ages) is stored: the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets, ages, dead-delivered")
 	return &r
 }
 

@@ -69,7 +69,7 @@ func TestSearchCheckpointResume(t *testing.T) {
 	}
 
 	dir = filepath.Join(t.TempDir(), "ck")
-	code, _, resume := searchJSON(t, append(base, "--checkpoint", dir, "--max-states", "2000")...)
+	code, _, resume := searchJSON(t, append(base, "--checkpoint", dir, "--max-states", "1600")...)
 	if code != exitIncomplete || !strings.HasPrefix(resume, "explore search ") || !strings.HasSuffix(resume, "--resume "+dir) {
 		t.Fatalf("--json: exit %d, resume %q", code, resume)
 	}
@@ -86,7 +86,7 @@ func TestSearchCheckpointResume(t *testing.T) {
 func TestSearchResumeBadCheckpoint(t *testing.T) {
 	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--quiet", "--out", t.TempDir()}, tinyBFS...)
 	dir := t.TempDir()
-	if code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "2000")...); code != exitIncomplete {
+	if code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "1600")...); code != exitIncomplete {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	file := filepath.Join(dir, checker.CheckpointFile)

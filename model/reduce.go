@@ -122,12 +122,32 @@ const (
 	// either. As for ReduceBudgets, BFS stored v no later than u, so every
 	// violation reachable from u is reachable from v, as soon.
 	ReduceAges
+	// ReduceDeadDelivered stores a state with the dead replies it can
+	// deliver (Msg.Live false, to a worker not paused) delivered
+	// (Normalize): their deliveries are taken as no step. Proof: delivering
+	// a dead reply removes it from the network and does nothing else (no
+	// fact, no event, no decision), and a state v with fewer dead replies
+	// in flight simulates u (ReduceDeadReplies' proof, with no budget
+	// spent), so every violation reachable from u is reachable from its
+	// normal form v, by a run no longer; and v is reached from u by those
+	// deliveries, so every violation reachable from v is one of u's. The
+	// verdicts of a complete search are a full search's. Its depths are
+	// not: a state's depth counts no delivery of a dead reply, so a run of
+	// the search that needs such deliveries (to free a slot of the
+	// network, or a tick a reply holds back) is that much longer as a run
+	// of the machine, and a search to depth D reaches more than the runs
+	// of D actions. checker.BFS therefore searches again without it when
+	// it finds a violation, to the depth of the longest counterexample it
+	// found (the shortest of each invariant is no longer), and reports
+	// that search's verdicts and shortest counterexamples: a full
+	// search's.
+	ReduceDeadDelivered
 )
 
 // Reductions is every reduction.
-const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers | ReduceBudgets | ReduceAges
+const Reductions = ReducePauses | ReduceDeadReplies | ReduceReads | ReduceTimers | ReduceBudgets | ReduceAges | ReduceDeadDelivered
 
-var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers", "budgets", "ages"}
+var reductionNames = [...]string{"pauses", "dead-replies", "reads", "timers", "budgets", "ages", "dead-delivered"}
 
 // String names the reductions in r, comma-separated ("" for none).
 func (r Reduction) String() string { return memberNames(uint(r), reductionNames[:]) }
@@ -242,10 +262,15 @@ func (m *Machine) Younger(s, v *State, f func(v *State) bool) bool {
 }
 
 // Normalize rewrites s as the state that the reductions of r store for it:
-// with ReduceTimers (if it applies), its clocks that nothing reads any more
+// with ReduceDeadDelivered, the dead replies it can deliver delivered; with
+// ReduceTimers (if it applies), its clocks that nothing reads any more
 // cut; otherwise s is left as it is.
 func (m *Machine) Normalize(s *State, r Reduction) {
-	if m.Applies(r)&ReduceTimers == 0 {
+	r = m.Applies(r)
+	if r&ReduceDeadDelivered != 0 {
+		m.deliverDead(s)
+	}
+	if r&ReduceTimers == 0 {
 		return
 	}
 	limit := uint8(max(m.Config.TTL, m.Config.Delay))
@@ -299,6 +324,20 @@ func (m *Machine) Reduced(s *State, r Reduction, buf []Action) []Action {
 		kept = append(kept, a)
 	}
 	return kept
+}
+
+// deliverDead removes from s the dead replies it can deliver, keeping the
+// others in their order.
+func (m *Machine) deliverDead(s *State) {
+	n := 0
+	for i := range s.Msgs[:s.NMsgs] {
+		if msg := &s.Msgs[i]; !msg.dead() || !m.deliverable(s, msg) {
+			s.Msgs[n] = *msg
+			n++
+		}
+	}
+	clear(s.Msgs[n:s.NMsgs])
+	s.NMsgs = uint8(n)
 }
 
 // dead reports whether m is a reply its worker no longer waits for:

@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"slices"
+
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/simulation"
@@ -39,7 +41,7 @@ func TestNormalizeIsBisimulation(t *testing.T) {
 			for i := range states {
 				s := &states[i]
 				n := *s
-				m.Normalize(&n, model.Reductions)
+				m.Normalize(&n, model.ReduceTimers)
 				if !timers && n != *s {
 					t.Fatalf("%s: Normalize changed a state though timers do not apply", name)
 				}
@@ -47,7 +49,7 @@ func TestNormalizeIsBisimulation(t *testing.T) {
 					cutAny++
 				}
 				again := n
-				if m.Normalize(&again, model.Reductions); again != n {
+				if m.Normalize(&again, model.ReduceTimers); again != n {
 					t.Fatalf("%s: Normalize is not idempotent", name)
 				}
 				acts = m.Enabled(s, acts[:0])
@@ -71,8 +73,8 @@ func TestNormalizeIsBisimulation(t *testing.T) {
 					if x, y := spec.Judge(m, s, f, &u), spec.Judge(m, &n, g, &v); x != y {
 						t.Fatalf("%s %+v: %v: verdict %v, from the cut %v", name, c, a, x.IDs(), y.IDs())
 					}
-					m.Normalize(&u, model.Reductions)
-					m.Normalize(&v, model.Reductions)
+					m.Normalize(&u, model.ReduceTimers)
+					m.Normalize(&v, model.ReduceTimers)
 					if u != v {
 						t.Fatalf("%s %+v: %v leads to states with different cuts", name, c, a)
 					}
@@ -282,4 +284,85 @@ func pauses(s *model.State) (p [model.MaxWorkers]bool) {
 		p[w] = s.Workers[w].Paused
 	}
 	return p
+}
+
+// TestDeadDeliveredReachesASimulatingState checks ReduceDeadDelivered's
+// proof on sampled states of every built-in design, with an asynchronous
+// and a partially synchronous network: the normal form n of a state s
+// leaves no dead reply it could deliver (simulation.Dead, written apart
+// from the model's), is the state that delivering them from s reaches,
+// one by one, each with no fact and no event, and simulates s one step
+// on: every action of s is an erased reply's delivery, loss or
+// duplication, whose successor n simulates, or an action of n with the
+// same fact and verdicts to a successor whose normal form simulates that
+// of s's successor.
+func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
+	erased := 0
+	for _, c := range networks() {
+		for name, m := range variantMachines(t, c) {
+			norm := func(s model.State) model.State {
+				m.Normalize(&s, model.ReduceDeadDelivered)
+				return s
+			}
+			states, _ := sampleStates(m, 3000)
+			var acts []model.Action
+			for i := range states {
+				s := &states[i]
+				n := norm(*s)
+				if again := norm(n); again != n {
+					t.Fatalf("%s: Normalize is not idempotent", name)
+				}
+				if n != *s {
+					erased++
+				}
+				// Deliver the dead replies one by one: the walk ends at n.
+				u := *s
+				for {
+					acts = m.Enabled(&u, acts[:0])
+					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && simulation.Dead(a.Msg) })
+					if i < 0 {
+						break
+					}
+					events, f := m.Step(&u, acts[i], nil)
+					if f.Kind != model.NoFact || len(events) > 0 {
+						t.Fatalf("%s %+v: %v has fact %+v and %d events", name, c, acts[i], f, len(events))
+					}
+				}
+				if u != n {
+					t.Fatalf("%s %+v: delivering the dead replies does not reach the normal form", name, c)
+				}
+				if !simulation.Simulates(&n, s) {
+					t.Fatalf("%s %+v: the normal form does not simulate the state", name, c)
+				}
+				acts = m.Enabled(s, acts[:0])
+				nacts := m.Enabled(&n, nil)
+				for _, a := range acts {
+					v := *s
+					f := m.Next(&v, &a)
+					vn := norm(v)
+					if slices.Contains(nacts, a) {
+						w := n
+						g := m.Next(&w, &a)
+						if g != f || spec.Judge(m, &n, g, &w) != spec.Judge(m, s, f, &v) {
+							t.Fatalf("%s %+v: %v: fact or verdict differs from the normal form", name, c, a)
+						}
+						if wn := norm(w); !simulation.Simulates(&wn, &vn) {
+							t.Fatalf("%s %+v: %v: the successors' normal forms are not related", name, c, a)
+						}
+						continue
+					}
+					if !simulation.Dead(a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
+						t.Fatalf("%s %+v: %v is enabled, not in the normal form", name, c, a)
+					}
+					if f.Kind != model.NoFact || !simulation.Simulates(&n, &vn) {
+						t.Fatalf("%s %+v: %v of an erased reply is not matched by no step", name, c, a)
+					}
+				}
+			}
+		}
+	}
+	if erased == 0 {
+		t.Fatal("no sampled state had a dead reply to deliver: the test checks nothing")
+	}
+	t.Logf("%d sampled states had dead replies delivered", erased)
 }
