@@ -529,7 +529,7 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
 		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
 	if res.Reductions != "" {
-		fmt.Fprintf(w, "reductions: %s (steps and simulated states left out, clocks nothing reads cut, dead replies delivered: no verdict and no shortest counterexample changes)\n", res.Reductions)
+		fmt.Fprintf(w, "reductions: %s (the same verdicts and shortest counterexamples from fewer states)\n", res.Reductions)
 	}
 	if a := res.Again; a != nil {
 		line := fmt.Sprintf("searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s",

@@ -1,0 +1,114 @@
+package checker
+
+import (
+	"context"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// TestSearchAgainReportsTheShortest: a search with dead-delivered that
+// finds a violation searches again without it (BFSResult.Again) and
+// reports that search's verdicts and counterexample, the shortest a search
+// without dead-delivered finds, which replays; each job of a split search
+// searches again unsplit, so the jobs and their merge have the unsplit
+// search's shortest lengths (searching again split, job 0 of 3 reports a
+// counterexample of absolute-validity one action longer); when the second
+// search is cancelled, the first one's counterexample stands, a run of the
+// machine no shorter; and a search that finds no violation searches once.
+func TestSearchAgainReportsTheShortest(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "check-then-write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, depth := variantCase(v)
+	m := newMachine(t, c, v.Design)
+	opt := BFSOptions{MaxDepth: depth, Symmetry: model.SymWorkers, Reduce: model.Reductions, Stop: spec.SetOf(spec.Fencing)}
+	without := opt
+	without.Reduce &^= model.ReduceDeadDelivered
+	want := BFS(context.Background(), m, without)
+	if want.Stopped != StopViolation || want.Again != nil {
+		t.Fatalf("without dead-delivered: stopped %s, again %+v", want.Stopped, want.Again)
+	}
+	wantLen := map[string]int{}
+	for _, s := range want.Shortest {
+		wantLen[s.Invariant] = s.Length
+	}
+	got := BFS(context.Background(), m, opt)
+	a := got.Again
+	if got.Stopped != StopViolation || a == nil || !a.Replaced || a.Stopped != StopViolation || a.Depth < len(want.Trace) {
+		t.Fatalf("stopped %s, again %+v", got.Stopped, a)
+	}
+	if len(got.Trace) != len(want.Trace) || got.Violated != want.Violated || len(got.Shortest) != len(want.Shortest) {
+		t.Fatalf("counterexample of %d actions, violated %v; without dead-delivered %d, %v",
+			len(got.Trace), got.ViolatedIDs, len(want.Trace), want.ViolatedIDs)
+	}
+	for _, s := range got.Shortest {
+		if s.Length != wantLen[s.Invariant] {
+			t.Fatalf("shortest %s %d, without dead-delivered %d", s.Invariant, s.Length, wantLen[s.Invariant])
+		}
+	}
+	if _, judged, err := Replay(m, got.Counterexample.Actions); err != nil || !judged.Has(spec.Fencing) {
+		t.Fatalf("the counterexample does not replay: %v", err)
+	}
+
+	// The jobs of a split search: each one's second search is unsplit, so
+	// its shortest counterexamples are the unsplit search's, and so are
+	// those of their merge.
+	var jobs []BFSResult
+	for i := range 3 {
+		job := opt
+		job.Shard = Shard{I: i, N: 3, Depth: 3}
+		r := BFS(context.Background(), m, job)
+		if r.Again == nil || !r.Again.Replaced {
+			t.Fatalf("job %d/3: stopped %s, again %+v", i, r.Stopped, r.Again)
+		}
+		for _, s := range r.Shortest {
+			if n, ok := wantLen[s.Invariant]; ok && s.Length != n {
+				t.Fatalf("job %d/3: shortest %s %d, the unsplit search's %d", i, s.Invariant, s.Length, n)
+			}
+		}
+		jobs = append(jobs, r)
+	}
+	merged := MergeResults(jobs)
+	for _, s := range merged.Shortest {
+		if n, ok := wantLen[s.Invariant]; ok && s.Length != n {
+			t.Fatalf("merged: shortest %s %d, the unsplit search's %d", s.Invariant, s.Length, n)
+		}
+	}
+	if len(merged.Trace) != len(want.Trace) {
+		t.Fatalf("merged: a counterexample of %d actions, the unsplit search's %d", len(merged.Trace), len(want.Trace))
+	}
+
+	// Cancelled once the second search begins (its progress is reported
+	// from depth 0 again): the first one's counterexample stands.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cut := opt
+	deepest := 0
+	cut.ProgressEvery = 1
+	cut.Progress = func(p BFSProgress) {
+		if p.Depth < deepest {
+			cancel()
+		}
+		deepest = max(deepest, p.Depth)
+	}
+	got = BFS(ctx, m, cut)
+	if a := got.Again; a == nil || a.Replaced || a.Stopped != StopCancelled {
+		t.Fatalf("cancelled in the second search: again %+v, want it stopped cancelled", a)
+	}
+	if got.Stopped != StopViolation || got.Counterexample == nil || len(got.Trace) < len(want.Trace) {
+		t.Fatalf("cancelled: stopped %s, counterexample of %d actions (the shortest has %d)", got.Stopped, len(got.Trace), len(want.Trace))
+	}
+	if _, judged, err := Replay(m, got.Counterexample.Actions); err != nil || !judged.Has(spec.Fencing) {
+		t.Fatalf("cancelled: the first search's counterexample does not replay: %v", err)
+	}
+
+	shallow := opt
+	shallow.MaxDepth = 3
+	if r := BFS(context.Background(), m, shallow); r.Stopped != StopDepth || len(r.Shortest) != 0 || r.Again != nil {
+		t.Fatalf("no violation within depth 3: stopped %s, %d shortest, again %+v", r.Stopped, len(r.Shortest), r.Again)
+	}
+}
