@@ -96,6 +96,7 @@ func TestSearchAgainReportsTheShortest(t *testing.T) {
 		deepest = max(deepest, p.Depth)
 	}
 	got = BFS(ctx, m, cut)
+	first := got
 	if a := got.Again; a == nil || a.Replaced || a.Stopped != StopCancelled {
 		t.Fatalf("cancelled in the second search: again %+v, want it stopped cancelled", a)
 	}
@@ -104,6 +105,14 @@ func TestSearchAgainReportsTheShortest(t *testing.T) {
 	}
 	if _, judged, err := Replay(m, got.Counterexample.Actions); err != nil || !judged.Has(spec.Fencing) {
 		t.Fatalf("cancelled: the first search's counterexample does not replay: %v", err)
+	}
+
+	// Cancelled before the second search began: it is not run.
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if r := searchAgain(done, m, opt, first); r.Again == nil || r.Again.Replaced || r.Again.States != 0 ||
+		r.Again.Stopped != StopCancelled || len(r.Trace) != len(first.Trace) {
+		t.Fatalf("cancelled before the second search: again %+v", r.Again)
 	}
 
 	shallow := opt

@@ -53,6 +53,10 @@ func searchAgain(ctx context.Context, m *model.Machine, opt BFSOptions, res BFSR
 	}
 	// Unsplit: a job's share of the levels differs without the reduction.
 	o.Shard, o.Checkpoint, o.Resume = Shard{}, "", ""
+	if ctx.Err() != nil { // the first search was cancelled: so is this one, before it begins
+		res.Again = &Again{Depth: o.MaxDepth, Stopped: StopCancelled}
+		return res
+	}
 	again := newBFS(m, o).run(ctx)
 	a := &Again{Depth: o.MaxDepth, Stopped: again.Stopped, States: again.States, Transitions: again.Transitions,
 		Elapsed: again.Elapsed}

@@ -91,12 +91,16 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	panic("checker: empty counterexample")
 }
 
-// unseenStep returns, of the actions enabled in s, the first whose
-// successor has the normal form of s (under reductions r), if any.
+// unseenStep returns, of the deliveries enabled in s, the first whose
+// successor has the normal form of s (under reductions r), if any: each
+// takes a message out of the network, so a run takes finitely many.
 func unseenStep(m *model.Machine, r model.Reduction, s *model.State, enabled []model.Action) (model.Action, bool) {
 	norm := *s
 	m.Normalize(&norm, r)
 	for _, a := range enabled {
+		if a.Kind != model.Deliver {
+			continue
+		}
 		t := *s
 		if f := m.Next(&t, &a); f.Kind != model.NoFact {
 			continue

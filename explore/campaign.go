@@ -532,14 +532,16 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 		fmt.Fprintf(w, "reductions: %s (the same verdicts and shortest counterexamples from fewer states)\n", res.Reductions)
 	}
 	if a := res.Again; a != nil {
-		line := fmt.Sprintf("searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s",
-			a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped)
-		if a.Replaced {
-			line += " (the verdicts and counterexamples below are its)"
-		} else {
-			line += " (before its end: the counterexamples below are runs of the machine, not known to be the shortest)"
+		switch {
+		case a.Replaced:
+			fmt.Fprintf(w, "searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s (the violations and counterexamples reported are its)\n",
+				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped)
+		case a.States == 0:
+			fmt.Fprintf(w, "not searched again without dead-delivered for the shortest counterexamples: stopped (%s) before it began; the counterexamples found are runs of the machine, not known to be the shortest\n", a.Stopped)
+		default:
+			fmt.Fprintf(w, "searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s before its end; the counterexamples found are runs of the machine, not known to be the shortest\n",
+				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped)
 		}
-		fmt.Fprintln(w, line)
 	}
 	if res.Subsumed > 0 {
 		fmt.Fprintf(w, "subsumed: %d of the states stored were not expanded: a state stored no deeper simulates each\n", res.Subsumed)

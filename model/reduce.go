@@ -18,7 +18,10 @@ import (
 // stores each state as a bisimilar one (Normalize), which keeps every run
 // and every verdict; the search finds a concrete run through the stored
 // states. ReduceBudgets and ReduceAges leave out a new state that a state
-// stored no later simulates.
+// stored no later simulates. ReduceDeadDelivered stores each state as the
+// state its dead replies' deliveries reach, which simulates it: the
+// verdicts of a complete search are kept, not its depths (checker.BFS
+// searches again without it for the shortest counterexamples).
 //
 // The proofs are in the doc comments of the constants; the tests compare
 // reduced and full searches of every built-in design (checker's
