@@ -121,3 +121,91 @@ func TestSearchAgainReportsTheShortest(t *testing.T) {
 		t.Fatalf("no violation within depth 3: stopped %s, %d shortest, again %+v", r.Stopped, len(r.Shortest), r.Again)
 	}
 }
+
+// TestStoppedSearchViolatesAsTheFullSearch: what a search with
+// dead-delivered stopped early says its levels violate (Within.Violated)
+// is what a search without it violates within that depth, for every
+// built-in design with a loss and a duplication, stopped by MaxStates in
+// the level where it first finds a violation and in the one after.
+func TestStoppedSearchViolatesAsTheFullSearch(t *testing.T) {
+	checked := 0
+	for _, v := range designs.All() {
+		for _, inFlight := range []int{1, 2} {
+			c, depth := variantCase(v)
+			c.Drops, c.Dups, c.InFlight = 1, 1, inFlight
+			m := newMachine(t, c, v.Design)
+			opt := BFSOptions{Exhaustive: true, MaxDepth: depth, Symmetry: model.SymWorkers, Reduce: model.Reductions}
+			whole := BFS(context.Background(), m, opt)
+			first := -1 // the level whose expansion first violates an invariant
+			for _, s := range whole.Shortest {
+				if first < 0 || s.Length-1 < first {
+					first = s.Length - 1
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			for _, level := range []int{first, first + 1} {
+				if level+1 >= len(whole.Levels) {
+					continue
+				}
+				capped := opt
+				for _, n := range whole.Levels[:level+1] {
+					capped.MaxStates += n
+				}
+				capped.MaxStates++ // stopped as the level after begins
+				got := BFS(context.Background(), m, capped)
+				w := got.Within
+				if got.Stopped != StopMaxStates || w == nil {
+					t.Fatalf("%s: stopped %s, within %+v", v.Name, got.Stopped, w)
+				}
+				full := opt
+				full.MaxDepth, full.Reduce = w.Depth, model.Reductions&^model.ReduceDeadDelivered
+				want := BFS(context.Background(), m, full)
+				if w.Violated != want.Violated {
+					t.Fatalf("%s, within depth %d: violated %v; without dead-delivered %v", v.Name, w.Depth, w.ViolatedIDs, want.ViolatedIDs)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no design violated an invariant: the test checks nothing")
+	}
+	t.Logf("%d stopped searches checked", checked)
+}
+
+// TestSearchAgainJudgesWithinItsDepth: when the second search replaces
+// the verdicts of a search that stopped early, what the levels it expanded
+// violate (Within.Violated) becomes what the second search violates within
+// their depth: the invariants whose shortest counterexample is no longer.
+func TestSearchAgainJudgesWithinItsDepth(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "check-then-write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, depth := variantCase(v)
+	m := newMachine(t, c, v.Design)
+	opt := BFSOptions{Exhaustive: true, MaxDepth: depth, Symmetry: model.SymWorkers, Reduce: model.Reductions}
+	whole := BFS(context.Background(), m, opt)
+	if whole.Again == nil || !whole.Again.Replaced || len(whole.Shortest) < 2 {
+		t.Fatalf("again %+v, %d shortest: want several invariants violated", whole.Again, len(whole.Shortest))
+	}
+	for _, s := range whole.Shortest {
+		// As if the first search had stopped early and said its levels
+		// to s.Length violate every invariant.
+		first := whole
+		first.Stopped, first.Again = StopMaxStates, nil
+		first.Within = &Within{Depth: s.Length, Violated: allInvariants, ViolatedIDs: allInvariants.IDs()}
+		got := searchAgain(context.Background(), m, opt, first)
+		var want spec.Set
+		for _, x := range whole.Shortest {
+			if x.Length <= s.Length {
+				want |= spec.SetOf(x.Invariant)
+			}
+		}
+		if w := got.Within; w.Violated != want || !w.Violated.Has(s.Invariant) {
+			t.Fatalf("within depth %d: violated %v, want %v", s.Length, w.ViolatedIDs, want.IDs())
+		}
+	}
+}

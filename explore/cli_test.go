@@ -268,3 +268,43 @@ func TestSearchPrintsTheTrace(t *testing.T) {
 		t.Errorf("the model's action text shown to a person:\n%s", stdout)
 	}
 }
+
+// TestBFSSaysItSearchedAgain: a BFS with dead-delivered that finds a
+// violation says that it searched again without it, and reports that
+// search's counterexample (bfs.again in --json); without dead-delivered it
+// searches once, to a counterexample as long.
+func TestBFSSaysItSearchedAgain(t *testing.T) {
+	base := append([]string{"search", "--variant", "check-then-write", "--invariant", "fencing", "--out", t.TempDir()}, tinyBFS...)
+	base = append(base, "--in-flight", "2")
+	code, text, _ := explore(t, base...)
+	if code != exitViolation || !strings.Contains(text, "\nsearched again without dead-delivered, to depth ") ||
+		!strings.Contains(text, "(the violations and counterexamples reported are its)\n") {
+		t.Fatalf("exit %d, want a violation found again\n%s", code, text)
+	}
+	type result struct {
+		BFS struct {
+			Again *checker.Again `json:"again"`
+			Trace []string       `json:"trace"`
+		} `json:"bfs"`
+	}
+	decode := func(args ...string) result {
+		code, stdout, stderr := explore(t, append(args, "--json")...)
+		var r result
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != exitViolation {
+			t.Fatalf("%v: exit %d, %v\n%s%s", args, code, err, stdout, stderr)
+		}
+		return r
+	}
+	with := decode(base...)
+	if a := with.BFS.Again; a == nil || !a.Replaced || a.Stopped != checker.StopViolation || a.Depth < len(with.BFS.Trace) {
+		t.Fatalf("bfs.again %+v, a counterexample of %d actions", a, len(with.BFS.Trace))
+	}
+	without := decode(append(base, "--reduce", "pauses,dead-replies,reads,timers,budgets,ages")...)
+	if without.BFS.Again != nil || len(without.BFS.Trace) != len(with.BFS.Trace) {
+		t.Fatalf("without dead-delivered: bfs.again %+v, %d actions; with it %d", without.BFS.Again, len(without.BFS.Trace), len(with.BFS.Trace))
+	}
+	_, text, _ = explore(t, append(base, "--reduce", "pauses,dead-replies,reads,timers,budgets,ages")...)
+	if strings.Contains(text, "searched again") {
+		t.Fatalf("without dead-delivered, the search says it searched again\n%s", text)
+	}
+}
