@@ -9,12 +9,12 @@ import (
 )
 
 // progressConfig is the small bound of the progress tests, without
-// faults (24,504 states; the bound with ops 2, grants 2 and a drop has
+// faults (22,136 states; the bound with ops 2, grants 2 and a drop has
 // more than 400,000 without symmetry, beyond these tests' budget).
 var progressConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 2}
 
 // progressTiny is the bound of the cross-checks: one message in flight
-// and a drop (11,112 states).
+// and a drop (10,720 states).
 var progressTiny = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Drops: 1}
 
 // progressFaults is progressTiny with a crash and a forgery, for the
@@ -24,7 +24,7 @@ var progressFaults = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1,
 
 // progressStuck is the bound of the designs that cannot commit: a stuck
 // state's whole fault-free closure in the extended machine is explored,
-// which even here is large (2,368 states, one message in flight).
+// which even here is large (2,256 states, one message in flight).
 var progressStuck = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1}
 
 // rejectAll is a design that is safe because its sink rejects every write.

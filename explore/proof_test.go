@@ -227,13 +227,13 @@ func TestLivenessReferenceHolds(t *testing.T) {
 	// --reduce=false: the progress check's count is then the BFS's unreduced one.
 	args := []string{"search", "--variant", "reference", "--liveness", "--reduce=false", "--out", t.TempDir()}
 	code, stdout, _ := explore(t, append(args, progressFlags("1", "0")...)...)
-	if code != exitIncomplete || !strings.Contains(stdout, "progress holds: from every one of 2368 reachable states (counted without symmetry) every task can still be committed with no further fault (continuations judged with ops 3 and grants 3: --liveness-extra 2, the progress check's own budget") {
+	if code != exitIncomplete || !strings.Contains(stdout, "progress holds: from every one of 2256 reachable states (counted without symmetry) every task can still be committed with no further fault (continuations judged with ops 3 and grants 3: --liveness-extra 2, the progress check's own budget") {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	code, stdout, _ = explore(t, append(append(args, "--json"), progressFlags("2", "0")...)...)
 	out := decodeProof(t, stdout)
 	p := out.Proof.Progress
-	if code != exitIncomplete || p == nil || !p.Checked || !p.Holds || p.Stuck != 0 || p.States != 24504 || p.States != out.BFS.Unreduced ||
+	if code != exitIncomplete || p == nil || !p.Checked || !p.Holds || p.Stuck != 0 || p.States != 22136 || p.States != out.BFS.Unreduced ||
 		p.Extra != 2 || p.Ops != 3 || p.Grants != 3 || p.Witness != nil {
 		t.Fatalf("--json: exit %d, progress %+v\n%s", code, p, stdout)
 	}
@@ -255,7 +255,7 @@ func TestLivenessRejectAllFails(t *testing.T) {
 	// closure is explored, which with 2 exceeds a test's budget.
 	args := append([]string{"search", "--variant", "reject-all", "--liveness", "--liveness-extra", "1", "--out", out}, progressFlags("1", "0")...)
 	code, stdout, _ := exploreWith(t, cat, args...)
-	if code != exitViolation || !strings.Contains(stdout, "progress fails: 2368 of 2368 states stuck") ||
+	if code != exitViolation || !strings.Contains(stdout, "progress fails: 2256 of 2256 states stuck") ||
 		!strings.Contains(stdout, "witness: the initial state is stuck (no action to save or replay)") {
 		t.Fatalf("exit %d, want 1 and every state stuck\n%s", code, stdout)
 	}
@@ -292,7 +292,7 @@ func TestLivenessReferenceLostAdvance(t *testing.T) {
 	args := append([]string{"search", "--variant", "reference", "--liveness", "--json", "--out", out}, progressFlags("1", "1")...)
 	code, stdout, _ := explore(t, args...)
 	p := decodeProof(t, stdout).Proof.Progress
-	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck != 1072 || p.States != 11112 || p.Witness == nil {
+	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck != 1072 || p.States != 10720 || p.Witness == nil {
 		t.Fatalf("exit %d, progress %+v", code, p)
 	}
 	w := p.Witness

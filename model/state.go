@@ -173,7 +173,7 @@ type Msg struct {
 	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
 	Age     uint8 // ticks since an acquire or renew request (with Config.Delay, any message) was sent (capped)
 	Skew    int8  // the sender's clock offset when it sent (Design.ReportsTime only)
-	Live    bool  // false once the worker has given up on the operation
+	Live    bool  // false once the worker no longer waits for the operation: it gave up, crashed, began another, or took its reply
 	Key     uint8 // write: the result's key (Design.Key; 0: the task's identity)
 	U       uint8 // the design's byte (Design.Stamp)
 }

@@ -439,8 +439,9 @@ func (st *stepper) advanced(msg *Msg) {
 	if wt.Worker == 0 || wt.Seq != msg.Req {
 		return // an answer to an advance the coordinator no longer waits for
 	}
+	wk := &st.s.Workers[wt.Worker-1] // the grant's reply is live if its worker still waits for it
 	req := Msg{Kind: AcquireReq, Worker: wt.Worker - 1, Res: msg.Res, Replica: msg.Replica, Inc: wt.Inc, Req: wt.Req,
-		Age: wt.Age, Skew: wt.Skew, U: wt.U, Live: true}
+		Age: wt.Age, Skew: wt.Skew, U: wt.U, Live: wk.Pending == OpAcquire && wk.Inc == wt.Inc && wk.Req == wt.Req}
 	*wt = Waiting{}
 	st.grant(&req, msg.Token)
 }
@@ -693,6 +694,7 @@ func (st *stepper) receive(msg *Msg) {
 		return
 	}
 	wk.Pending = OpNone
+	st.forget(w) // the operation is over: copies of its requests and replies no longer count
 	wk.U = d.OnReply(wk.U, want, *msg, st.m.Config.TTL)
 	f := opName[want]
 	if msg.Code != RepOK && msg.Code != RepReplayed {
