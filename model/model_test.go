@@ -213,3 +213,48 @@ func TestHolderKeepsItsResource(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveWhileItsWorkerWaits: a reply in flight is live only while its
+// worker would take it (it waits for that kind of operation, in that
+// incarnation, and for an acquire that request), so that every reply
+// nobody will take is dead (ReduceDeadDelivered delivers it); and a live
+// request belongs to an operation its worker waits for. Checked on random
+// walks of the default config, every fault kind.
+func TestLiveWhileItsWorkerWaits(t *testing.T) {
+	m, err := New(DefaultConfig(), Design{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqOp := map[uint8]uint8{AcquireReq: OpAcquire, RenewReq: OpRenew, ReleaseReq: OpRelease, WriteReq: OpWrite, ReadReq: OpRead}
+	replies, live := 0, 0
+	for seed := uint64(0); seed < 300; seed++ {
+		walk(m, seed, 150, func(s *State, _ Action) {
+			for i := range s.Msgs[:s.NMsgs] {
+				msg := &s.Msgs[i]
+				if msg.coordinators() {
+					continue
+				}
+				wk := &s.Workers[msg.Worker]
+				waits := func(op uint8) bool {
+					return wk.Pending == op && msg.Inc == wk.Inc && (op != OpAcquire || msg.Req == wk.Req)
+				}
+				if op, ok := reqOp[msg.Kind]; ok && msg.Live && !waits(op) {
+					t.Fatalf("seed %d: a live %s of an operation its worker does not wait for", seed, msgKindNames[msg.Kind])
+				}
+				if op := replyOp[msg.Kind]; op != OpNone {
+					replies++
+					if msg.Live {
+						live++
+					}
+					if msg.Live && !waits(op) {
+						t.Fatalf("seed %d: a live %s its worker would not take", seed, msgKindNames[msg.Kind])
+					}
+				}
+			}
+		})
+	}
+	if live == 0 || live == replies {
+		t.Fatalf("%d of %d replies seen live: the walks do not tell", live, replies)
+	}
+	t.Logf("%d of %d replies seen live", live, replies)
+}
