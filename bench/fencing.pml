@@ -367,7 +367,9 @@ inline advanced() {
 	:: waiting[r_].worker == 0 || waiting[r_].seq != cur.req -> skip
 	:: else ->
 		w_ = waiting[r_].worker - 1; inc_ = waiting[r_].inc; req_ = waiting[r_].req;
-		age_ = waiting[r_].age; live_ = 1; tok_ = cur.token;
+		age_ = waiting[r_].age; tok_ = cur.token;
+		/* live if its worker still waits for it */
+		live_ = (wk[w_].pending == OpAcquire && wk[w_].inc == inc_ && wk[w_].req == req_);
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
 		waiting[r_].seq = 0;
 		newgrant()
@@ -463,6 +465,7 @@ inline receive() {
 	   (cur.kind == AcquireRep && cur.req != wk[w_].req) -> skip
 	:: else ->
 		wk[w_].pending = OpNone;
+		forget(w_);   /* the operation is over: its other messages no longer count */
 		if
 		:: cur.code != RepOK && cur.code != RepReplayed ->
 			if
