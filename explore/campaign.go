@@ -532,15 +532,16 @@ func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
 		fmt.Fprintf(w, "reductions: %s (the same verdicts and shortest counterexamples from fewer states)\n", res.Reductions)
 	}
 	if a := res.Again; a != nil {
-		switch {
-		case a.Replaced:
-			fmt.Fprintf(w, "searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s (the violations and counterexamples reported are its)\n",
-				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped)
-		case a.States == 0:
-			fmt.Fprintf(w, "not searched again without dead-delivered for the shortest counterexamples: stopped (%s) before it began; the counterexamples found are runs of the machine, not known to be the shortest\n", a.Stopped)
-		default:
-			fmt.Fprintf(w, "searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s before its end; the counterexamples found are runs of the machine, not known to be the shortest\n",
-				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped)
+		const unsure = "the counterexamples found are runs of the machine, not known to be the shortest"
+		if a.States == 0 { // cancelled before it began: nothing stored, not even the initial state
+			fmt.Fprintf(w, "not searched again without dead-delivered for the shortest counterexamples: stopped (%s) before it began; %s\n", a.Stopped, unsure)
+		} else {
+			end := " before its end; " + unsure
+			if a.Replaced {
+				end = " (the violations and counterexamples reported are its)"
+			}
+			fmt.Fprintf(w, "searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s%s\n",
+				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped, end)
 		}
 	}
 	if res.Subsumed > 0 {

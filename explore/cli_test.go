@@ -1,9 +1,9 @@
 package explore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/fencecheck/fencecheck/designs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 func TestHelpVerb(t *testing.T) {
@@ -306,5 +308,28 @@ func TestBFSSaysItSearchedAgain(t *testing.T) {
 	_, text, _ = explore(t, append(base, "--reduce", "pauses,dead-replies,reads,timers,budgets,ages")...)
 	if strings.Contains(text, "searched again") {
 		t.Fatalf("without dead-delivered, the search says it searched again\n%s", text)
+	}
+}
+
+// TestBFSSaysWhenItDidNotSearchAgain: a second search cancelled before it
+// began, or stopped before its end, leaves counterexamples not known to be
+// the shortest, and the bfs lines say so.
+func TestBFSSaysWhenItDidNotSearchAgain(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		again checker.Again
+		want  string
+	}{
+		{checker.Again{Depth: 9, Stopped: checker.StopCancelled}, "not searched again without dead-delivered for the shortest counterexamples: stopped (cancelled) before it began; the counterexamples found are runs of the machine, not known to be the shortest\n"},
+		{checker.Again{Depth: 9, Stopped: checker.StopMemory, States: 40}, "stopped: memory before its end; the counterexamples found are runs of the machine, not known to be the shortest\n"},
+	} {
+		var out bytes.Buffer
+		printBFS(&out, checker.BFSResult{Stopped: checker.StopViolation, Again: &c.again}, v)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("again %+v: want %q in\n%s", c.again, c.want, out.String())
+		}
 	}
 }
