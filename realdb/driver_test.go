@@ -188,8 +188,11 @@ func TestRunHistoryIsWellFormed(t *testing.T) {
 // Run returns the error once every worker has been killed and reaped.
 func TestRunTimeout(t *testing.T) {
 	cfg := runConfig(SQLite, "", Atomic, 1, 5)
-	cfg.Workers, cfg.Procs, cfg.Attempts = 1, 2, 1000
-	cfg.PauseProb = 1 // paused at every point: the run would take minutes
+	cfg.Workers, cfg.Procs, cfg.Attempts, cfg.Tasks = 1, 2, 1000, 50
+	// Paused twice for 2 to 3 ttls before every write: no write can end
+	// before 800 ms, and the run needs 100 of them. (With the default 20 ms
+	// ttl and 3 tasks a run could end, rarely, inside the deadline.)
+	cfg.PauseProb, cfg.TTL = 1, 200*time.Millisecond
 	cfg.RunTimeout = 500 * time.Millisecond
 	start := time.Now()
 	_, err := Run(context.Background(), cfg)
