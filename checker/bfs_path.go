@@ -78,7 +78,7 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 			i++
 			continue
 		}
-		// The stored state had its dead replies delivered
+		// The stored state had its dead messages delivered
 		// (ReduceDeadDelivered): take one such delivery, a step its normal
 		// form does not see, which may free what the next step needs, and
 		// try again; once all are taken, the step is there.

@@ -17,8 +17,8 @@ import (
 // it (a bisimilar state), must be matched, under some renaming of the
 // workers, by a state the reduced search stored no deeper that is the same
 // state with no more of any fault budget spent, requests no older, ghost
-// deadlines no earlier, fewer dead replies in flight and workers running
-// that are paused (simulation.Simulates). The full search leaves reads out
+// deadlines no earlier, fewer dead messages in flight and workers running
+// that are paused (simulation's Relation.Simulates). The full search leaves reads out
 // because ReduceReads strikes whole reads from a run, which no relation
 // between two single states expresses; the model's
 // TestStrikingReadsIsASimulation checks, by brute force too, that the
@@ -49,6 +49,7 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newMachine(t, k.c, v.Design)
+		rel := simulation.For(v.Design)
 		r := model.Reductions
 		if m.Applies(r) != r {
 			t.Fatalf("%s: not every reduction of %s applies", k.design, r)
@@ -66,7 +67,7 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 		}
 		bySkeleton := map[model.State][]int{}
 		for i, s := range stored {
-			bySkeleton[simulation.Skeleton(&s.State)] = append(bySkeleton[simulation.Skeleton(&s.State)], i)
+			bySkeleton[rel.Skeleton(&s.State)] = append(bySkeleton[rel.Skeleton(&s.State)], i)
 		}
 		perms := workerPerms(k.c.Workers)
 		exact := 0
@@ -75,8 +76,8 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			found := false
 			for _, p := range perms {
 				pu := m.Permute(&u, &p)
-				for _, i := range bySkeleton[simulation.Skeleton(&pu)] {
-					if s := &stored[i]; s.depth <= d && simulation.Simulates(&s.State, &pu) {
+				for _, i := range bySkeleton[rel.Skeleton(&pu)] {
+					if s := &stored[i]; s.depth <= d && rel.Simulates(&s.State, &pu) {
 						found = true
 						exact += boolInt(s.State == pu)
 						break

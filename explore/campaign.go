@@ -584,7 +584,7 @@ func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Vari
 // reduceFlag registers --reduce: every reduction by default.
 func reduceFlag(fs *flag.FlagSet) *reduceValue {
 	r := reduceValue(model.Reductions)
-	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) store states with the clocks nothing reads any more cut (timers) and the replies nobody waits for delivered (dead-delivered: a search that finds a violation searches again without it, to the counterexamples' length, for the shortest), and leave out a state when the same state with a fault less spent (budgets) or requests a tick younger (ages) is stored: the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets, ages, dead-delivered")
+	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) store states with the clocks nothing reads any more cut (timers) and the messages nobody will take delivered (dead-delivered: a search that finds a violation searches again without it, to the counterexamples' length, for the shortest), and leave out a state when the same state with a fault less spent (budgets) or requests a tick younger (ages) is stored: the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets, ages, dead-delivered")
 	return &r
 }
 

@@ -346,11 +346,11 @@ func TestStoppedSearchSaysWhatItProvesWithinADepth(t *testing.T) {
 	base := []string{"search", "--variant", "reference", "--mode", "bfs", "--unexpected", "--workers", "2", "--resources", "1",
 		"--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "2", "--drops", "1", "--dups", "0", "--crashes", "0",
 		"--restarts", "0", "--forgeries", "0", "--skew", "0", "--sink-restarts", "0", "--hash-compact", "--out", t.TempDir()}
-	code, stdout, _ := explore(t, append(base, "--json", "--max-states", "40000")...)
+	code, stdout, _ := explore(t, append(base, "--json", "--max-states", "30000")...)
 	stopped := decodeProof(t, stdout)
 	w := stopped.Proof.Within
 	if code != exitIncomplete || stopped.Proof.Proves || w == nil || !w.Proves || w.Depth < 2 {
-		t.Fatalf("--max-states 40000: exit %d, proof %+v, within %+v", code, stopped.Proof, w)
+		t.Fatalf("--max-states 30000: exit %d, proof %+v, within %+v", code, stopped.Proof, w)
 	}
 	code, stdout, _ = explore(t, append(base, "--json", "--depth", fmt.Sprint(w.Depth))...)
 	bounded := decodeProof(t, stdout)
@@ -359,7 +359,7 @@ func TestStoppedSearchSaysWhatItProvesWithinADepth(t *testing.T) {
 		t.Fatalf("--depth %d: exit %d, %d states, %d transitions, omission %g; the stopped search within it: %+v",
 			w.Depth, code, bounded.BFS.States, bounded.BFS.Transitions, bounded.BFS.Omission, *w)
 	}
-	_, text, _ := explore(t, append(base, "--max-states", "40000")...)
+	_, text, _ := explore(t, append(base, "--max-states", "30000")...)
 	if want := fmt.Sprintf("proved instead within depth %d: the 8 invariants judged hold", w.Depth); !strings.Contains(text, want) {
 		t.Fatalf("the text does not say %q\n%s", want, text)
 	}
@@ -374,7 +374,7 @@ func TestStoppedSearchSaysWhatItProvesWithinADepth(t *testing.T) {
 		t.Fatalf("--max-states 50: the text does not say that nothing was proved within a depth\n%s", text)
 	}
 
-	_, stdout, _ = explore(t, append(base, "--json", "--max-states", "40000", "--shard", "0/2", "--shard-depth", "2")...)
+	_, stdout, _ = explore(t, append(base, "--json", "--max-states", "30000", "--shard", "0/2", "--shard-depth", "2")...)
 	if job := decodeProof(t, stdout); job.Proof.Within != nil {
 		t.Fatalf("one job of a split search proves within %+v", *job.Proof.Within)
 	}

@@ -19,7 +19,7 @@ import (
 // and every verdict; the search finds a concrete run through the stored
 // states. ReduceBudgets and ReduceAges leave out a new state that a state
 // stored no later simulates. ReduceDeadDelivered stores each state as the
-// state its dead replies' deliveries reach, which simulates it: the
+// state its dead messages' deliveries reach, which simulates it: the
 // verdicts of a complete search are kept, not its depths (checker.BFS
 // searches again without it for the shortest counterexamples).
 //
@@ -125,11 +125,16 @@ const (
 	// either. As for ReduceBudgets, BFS stored v no later than u, so every
 	// violation reachable from u is reachable from v, as soon.
 	ReduceAges
-	// ReduceDeadDelivered stores a state with the dead replies it can
-	// deliver (Msg.Live false, to a worker not paused) delivered
-	// (Normalize): their deliveries are taken as no step. Proof: delivering
-	// a dead reply removes it from the network and does nothing else (no
-	// fact, no event, no decision), and a state v with fewer dead replies
+	// ReduceDeadDelivered stores a state with the dead messages it can
+	// deliver delivered (Normalize): their deliveries are taken as no
+	// step. A dead message is a reply nobody takes (Msg.Live false) to a
+	// worker not paused, or, when the design leaves the restarts to the
+	// reference, a sink's answer to an advance the coordinator no longer
+	// waits for, or an advance request the sink has overtaken (inert: the
+	// sequence numbers that make them so never go down). Proof:
+	// delivering a dead message removes it from the network and does
+	// nothing else (no fact, no event, no decision), in the state and in
+	// every state reached from it, and a state v with fewer dead messages
 	// in flight simulates u (ReduceDeadReplies' proof, with no budget
 	// spent), so every violation reachable from u is reachable from its
 	// normal form v, by a run no longer; and v is reached from u by those
@@ -265,7 +270,7 @@ func (m *Machine) Younger(s, v *State, f func(v *State) bool) bool {
 }
 
 // Normalize rewrites s as the state that the reductions of r store for it:
-// with ReduceDeadDelivered, the dead replies it can deliver delivered; with
+// with ReduceDeadDelivered, the dead messages it can deliver delivered; with
 // ReduceTimers (if it applies), its clocks that nothing reads any more
 // cut; otherwise s is left as it is.
 func (m *Machine) Normalize(s *State, r Reduction) {
@@ -329,18 +334,42 @@ func (m *Machine) Reduced(s *State, r Reduction, buf []Action) []Action {
 	return kept
 }
 
-// deliverDead removes from s the dead replies it can deliver, keeping the
-// others in their order.
+// deliverDead removes from s the messages whose delivery changes nothing
+// but the network there and in every state reachable from it (inert),
+// keeping the others in their order.
 func (m *Machine) deliverDead(s *State) {
 	n := 0
 	for i := range s.Msgs[:s.NMsgs] {
-		if msg := &s.Msgs[i]; !msg.dead() || !m.deliverable(s, msg) {
+		if msg := &s.Msgs[i]; !m.inert(s, msg) {
 			s.Msgs[n] = *msg
 			n++
 		}
 	}
 	clear(s.Msgs[n:s.NMsgs])
 	s.NMsgs = uint8(n)
+}
+
+// inert reports whether msg can be delivered in s and its delivery
+// changes nothing but the network, there and in every state reachable
+// from s: a dead reply to a worker not paused (no step makes a reply live
+// again); a sink's answer to a sequenced advance the coordinator replica
+// does not wait for, numbered at or below the replica's last advance
+// (while a replica's numbers never go down, every advance it waits for
+// later is numbered above it); a sequenced advance request numbered below
+// the last one the sink applied for its replica and resource (while the
+// sink's numbers never go down, it ignores it forever). The numbers never
+// go down when the design leaves the restarts to the reference
+// (RefRestart and RefSinkRestart keep them).
+func (m *Machine) inert(s *State, msg *Msg) bool {
+	switch msg.Kind {
+	case AdvanceRep:
+		co := &s.Coord[msg.Replica]
+		wt := &co.Wait[msg.Res]
+		return m.seqsKept && msg.Req <= co.AdvSeq[msg.Res] && (wt.Worker == 0 || wt.Seq != msg.Req)
+	case AdvanceReq:
+		return m.seqsKeptBySink && msg.Req != 0 && msg.Req < s.Sink.AdvSeq[msg.Replica][msg.Res]
+	}
+	return msg.dead() && m.deliverable(s, msg)
 }
 
 // dead reports whether m is a reply its worker no longer waits for:

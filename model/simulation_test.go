@@ -1,10 +1,11 @@
 package model_test
 
 import (
+	"fmt"
 	"slices"
-
 	"testing"
 
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/internal/simulation"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
@@ -273,7 +274,7 @@ func matched(m *model.Machine, u, v *model.State, a model.Action, acts []model.A
 // simulates u with the same budgets spent, workers paused and messages in
 // flight.
 func younger(v, u *model.State) bool {
-	return simulation.Simulates(v, u) && v.NMsgs == u.NMsgs &&
+	return simulation.Relation{}.Simulates(v, u) && v.NMsgs == u.NMsgs &&
 		v.Drops == u.Drops && v.Dups == u.Dups && v.Crashes == u.Crashes && v.Restarts == u.Restarts &&
 		v.Forged == u.Forged && v.SinkRestarts == u.SinkRestarts && pauses(v) == pauses(u)
 }
@@ -286,16 +287,27 @@ func pauses(s *model.State) (p [model.MaxWorkers]bool) {
 	return p
 }
 
+// relation is the simulation relation of the built-in design name.
+func relation(t *testing.T, name string) simulation.Relation {
+	t.Helper()
+	v, err := spec.LookupVariant(designs.All(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return simulation.For(v.Design)
+}
+
 // TestDeadDeliveredReachesASimulatingState checks ReduceDeadDelivered's
 // proof on sampled states of every built-in design, with an asynchronous
 // and a partially synchronous network: the normal form n of a state s
-// leaves no dead reply it could deliver (simulation.Dead, written apart
-// from the model's), is the state that delivering them from s reaches,
-// one by one, each with no fact and no event, and simulates s one step
-// on: every action of s is an erased reply's delivery, loss or
+// leaves no dead message it could deliver (simulation's Dead, written
+// apart from the model's), is the state that delivering them from s
+// reaches, one by one, each with no fact and no event, and simulates s one
+// step on: every action of s is an erased message's delivery, loss or
 // duplication, whose successor n simulates, or an action of n with the
 // same fact and verdicts to a successor whose normal form simulates that
-// of s's successor.
+// of s's successor. TestDeadStaysDead checks that a dead message is
+// dead for good.
 func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 	erased := 0
 	for _, c := range networks() {
@@ -304,6 +316,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				m.Normalize(&s, model.ReduceDeadDelivered)
 				return s
 			}
+			rel := relation(t, name)
 			states, _ := sampleStates(m, 3000)
 			var acts []model.Action
 			for i := range states {
@@ -319,7 +332,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				u := *s
 				for {
 					acts = m.Enabled(&u, acts[:0])
-					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && simulation.Dead(a.Msg) })
+					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && rel.Dead(&u, a.Msg) })
 					if i < 0 {
 						break
 					}
@@ -331,7 +344,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				if u != n {
 					t.Fatalf("%s %+v: delivering the dead replies does not reach the normal form", name, c)
 				}
-				if !simulation.Simulates(&n, s) {
+				if !rel.Simulates(&n, s) {
 					t.Fatalf("%s %+v: the normal form does not simulate the state", name, c)
 				}
 				acts = m.Enabled(s, acts[:0])
@@ -346,15 +359,15 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 						if g != f || spec.Judge(m, &n, g, &w) != spec.Judge(m, s, f, &v) {
 							t.Fatalf("%s %+v: %v: fact or verdict differs from the normal form", name, c, a)
 						}
-						if wn := norm(w); !simulation.Simulates(&wn, &vn) {
+						if wn := norm(w); !rel.Simulates(&wn, &vn) {
 							t.Fatalf("%s %+v: %v: the successors' normal forms are not related", name, c, a)
 						}
 						continue
 					}
-					if !simulation.Dead(a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
+					if !rel.Dead(s, a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
 						t.Fatalf("%s %+v: %v is enabled, not in the normal form", name, c, a)
 					}
-					if f.Kind != model.NoFact || !simulation.Simulates(&n, &vn) {
+					if f.Kind != model.NoFact || !rel.Simulates(&n, &vn) {
 						t.Fatalf("%s %+v: %v of an erased reply is not matched by no step", name, c, a)
 					}
 				}
@@ -365,4 +378,103 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 		t.Fatal("no sampled state had a dead reply to deliver: the test checks nothing")
 	}
 	t.Logf("%d sampled states had dead replies delivered", erased)
+}
+
+// TestDeadStaysDead checks, on sampled states of every built-in design
+// with an asynchronous and a partially synchronous network, that a dead
+// message (simulation's Dead) is dead for good (deadStaysDead). It also
+// checks that the check can fail: a design whose restarts forget the
+// sequence numbers of advances, so that a sink's answer to an old advance
+// may be taken for a new one, fails it when its relation counts those
+// messages dead, and passes with its own (simulation.For).
+func TestDeadStaysDead(t *testing.T) {
+	checked := map[uint8]int{}
+	for _, c := range networks() {
+		for name, m := range variantMachines(t, c) {
+			if err := deadStaysDead(m, relation(t, name), 3000, checked); err != nil {
+				t.Fatalf("%s %+v: %v", name, c, err)
+			}
+		}
+	}
+	for _, kind := range []uint8{model.AcquireRep, model.AdvanceReq, model.AdvanceRep} {
+		if checked[kind] == 0 {
+			t.Fatalf("no sampled state had a dead message of kind %d: the test checks too little", kind)
+		}
+	}
+	t.Logf("dead messages checked, by kind: %v", checked)
+
+	for _, k := range []struct {
+		name    string
+		design  model.Design
+		claimed simulation.Relation
+	}{
+		{"coordinator restarts", model.Design{Restart: func(co model.Coordinator, ttl int) model.Coordinator {
+			co = model.RefRestart(co, ttl)
+			co.AdvSeq = [model.MaxResources]uint8{}
+			return co
+		}}, simulation.Relation{Seqs: true, SinkSeqs: true}},
+		{"sink restarts", model.Design{SinkRestart: func(s model.Sink) model.Sink {
+			s.AdvSeq = [model.MaxReplicas][model.MaxResources]uint8{}
+			return s
+		}}, simulation.Relation{Seqs: true, SinkSeqs: true}},
+	} {
+		m, err := model.New(symConfig, k.design)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := deadStaysDead(m, simulation.For(k.design), 30000, map[uint8]int{}); err != nil {
+			t.Fatalf("%s that forget the numbers of advances, under their own relation: %v", k.name, err)
+		}
+		if err := deadStaysDead(m, k.claimed, 300000, map[uint8]int{}); err == nil {
+			t.Errorf("%s that forget the numbers of advances, under %+v: no message found alive again", k.name, k.claimed)
+		} else {
+			t.Logf("%s that forget the numbers of advances, under %+v: %v", k.name, k.claimed, err)
+		}
+	}
+}
+
+// deadStaysDead checks that every message dead under rel in n states
+// sampled from m's runs is dead for good, by induction over the steps:
+// delivering it changes nothing but the network (no fact, no event, the
+// state with that message taken out), and after every step each message
+// of the same content (but its age) is still dead. It counts the dead
+// messages checked by kind.
+func deadStaysDead(m *model.Machine, rel simulation.Relation, n int, checked map[uint8]int) error {
+	sameContent := func(p, q model.Msg) bool {
+		p.Age, q.Age = 0, 0
+		return p == q
+	}
+	states, _ := sampleStates(m, n)
+	var acts []model.Action
+	for i := range states {
+		s := &states[i]
+		acts = m.Enabled(s, acts[:0])
+		for j, msg := range s.Msgs[:s.NMsgs] {
+			if !rel.Dead(s, msg) {
+				continue
+			}
+			checked[msg.Kind]++
+			if k := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && a.Msg == msg }); k >= 0 {
+				want := *s
+				copy(want.Msgs[j:], want.Msgs[j+1:want.NMsgs])
+				want.NMsgs--
+				want.Msgs[want.NMsgs] = model.Msg{}
+				v := *s
+				events, f := m.Step(&v, acts[k], nil)
+				if f.Kind != model.NoFact || len(events) > 0 || v != want {
+					return fmt.Errorf("delivering dead %+v does more than take it out", msg)
+				}
+			}
+			for _, a := range acts {
+				v := *s
+				m.Next(&v, &a)
+				for _, after := range v.Msgs[:v.NMsgs] {
+					if sameContent(after, msg) && !rel.Dead(&v, after) {
+						return fmt.Errorf("dead %+v is not dead after %v", msg, a)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }

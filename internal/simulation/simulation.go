@@ -1,7 +1,7 @@
 // Package simulation holds, for the tests of the search's reductions, the
 // relation by which one model state simulates another: the same state with
 // no more of any fault budget spent, requests no older, ghost deadlines no
-// earlier, fewer dead replies in flight and paused workers running. The
+// earlier, fewer dead messages in flight and paused workers running. The
 // model's tests check that each reduction's simulating states are related
 // so; the checker's test that the reduced search covers a full one looks
 // them up by it.
@@ -15,12 +15,31 @@ import (
 	"github.com/fencecheck/fencecheck/model"
 )
 
+// Relation is the simulation relation of one design's machine: which
+// messages are dead depends on what its restarts keep.
+type Relation struct {
+	// Seqs: a coordinator replica's sequence numbers of advances never go
+	// down (the design leaves Restart to the reference), so the sink's
+	// answer to an advance the replica no longer waits for is dead.
+	Seqs bool
+	// SinkSeqs: the sink's record of the last advance it applied never
+	// goes down (the design leaves SinkRestart to the reference), so an
+	// advance request numbered below it is dead.
+	SinkSeqs bool
+}
+
+// For is the relation of design d (as written, before model.New fills in
+// the reference's decisions).
+func For(d model.Design) Relation {
+	return Relation{Seqs: d.Restart == nil, SinkSeqs: d.SinkRestart == nil}
+}
+
 // Skeleton is s with what Simulates may lower, raise or leave out zeroed:
 // the fault budgets spent, the ages of requests, the ghost deadlines a
-// holder may count on, the workers' pauses; its dead replies left out, the
+// holder may count on, the workers' pauses; its dead messages left out, the
 // other messages sorted again. A state can simulate only states of its
 // skeleton.
-func Skeleton(s *model.State) model.State {
+func (rel Relation) Skeleton(s *model.State) model.State {
 	k := *s
 	k.Drops, k.Dups, k.Crashes, k.Restarts, k.Forged, k.SinkRestarts = 0, 0, 0, 0, 0, 0
 	for w := range k.Workers {
@@ -28,7 +47,7 @@ func Skeleton(s *model.State) model.State {
 	}
 	live := k.Msgs[:0]
 	for _, msg := range k.Msgs[:k.NMsgs] {
-		if !Dead(msg) {
+		if !rel.Dead(s, msg) {
 			live = append(live, withAge(msg, 0))
 		}
 	}
@@ -51,9 +70,9 @@ func Skeleton(s *model.State) model.State {
 // Simulates reports whether v is u with no more of any fault budget spent,
 // requests no older (its messages matched to u's with the same other
 // fields; waiting acquires), ghost deadlines no earlier, some of u's dead
-// replies not in flight and some of u's paused workers running, and
+// messages not in flight and some of u's paused workers running, and
 // nothing else different.
-func Simulates(v, u *model.State) bool {
+func (rel Relation) Simulates(v, u *model.State) bool {
 	if v.Drops > u.Drops || v.Dups > u.Dups || v.Crashes > u.Crashes || v.Restarts > u.Restarts ||
 		v.Forged > u.Forged || v.SinkRestarts > u.SinkRestarts {
 		return false
@@ -78,7 +97,7 @@ func Simulates(v, u *model.State) bool {
 		}
 	}
 	// Of each kind of message (its fields but its age), v has as many as
-	// u, or no more if they are dead replies. Sorted by age, v's pair with
+	// u, or no more if they are dead. Sorted by age, v's pair with
 	// u's youngest, the youngest with the youngest: a matching exists
 	// exactly when this one makes every age of v no larger.
 	vm, um := slices.Clone(v.Msgs[:v.NMsgs]), slices.Clone(u.Msgs[:u.NMsgs])
@@ -107,7 +126,7 @@ func Simulates(v, u *model.State) bool {
 		for nj < len(um) && withAge(um[nj], 0) == kind {
 			nj++
 		}
-		if n, m := ni-i, nj-j; n > m || n < m && !Dead(kind) {
+		if n, m := ni-i, nj-j; n > m || n < m && !rel.Dead(u, kind) {
 			return false
 		}
 		for x := range ni - i {
@@ -117,14 +136,26 @@ func Simulates(v, u *model.State) bool {
 		}
 		i, j = ni, nj
 	}
-	return Skeleton(v) == Skeleton(u)
+	return rel.Skeleton(v) == rel.Skeleton(u)
 }
 
-// Dead reports whether m is a reply its worker no longer waits for.
-func Dead(m model.Msg) bool {
+// Dead reports whether m, in flight in s, is taken by nobody, now or later:
+// a reply its worker no longer waits for; with Seqs, the sink's answer to
+// an advance numbered no later than its coordinator replica's last, which
+// the replica does not wait for (every advance it waits for later is
+// numbered higher); with SinkSeqs, an advance request numbered below the
+// last one the sink applied for its replica and resource. (Whether it can
+// be delivered now is not asked.)
+func (rel Relation) Dead(s *model.State, m model.Msg) bool {
 	switch m.Kind {
 	case model.AcquireRep, model.RenewRep, model.ReleaseRep, model.WriteRep, model.ReadRep:
 		return !m.Live
+	case model.AdvanceRep:
+		wait := s.Coord[m.Replica].Wait[m.Res]
+		waited := wait.Worker != 0 && wait.Seq == m.Req
+		return rel.Seqs && !waited && m.Req <= s.Coord[m.Replica].AdvSeq[m.Res]
+	case model.AdvanceReq:
+		return rel.SinkSeqs && m.Req > 0 && m.Req < s.Sink.AdvSeq[m.Replica][m.Res]
 	}
 	return false
 }
