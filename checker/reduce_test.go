@@ -182,8 +182,8 @@ func TestReducedStateCount(t *testing.T) {
 	for _, goroutines := range []int{1, 2} {
 		r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Goroutines: goroutines,
 			Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reductions})
-		if r.States != 49346 || r.Transitions != 166699 || r.Subsumed != 10437 || r.Stopped != StopComplete {
-			t.Errorf("%d goroutines: %d states, %d transitions, %d subsumed, %s; want 49346, 166699, 10437, complete",
+		if r.States != 43018 || r.Transitions != 141048 || r.Subsumed != 9833 || r.Stopped != StopComplete {
+			t.Errorf("%d goroutines: %d states, %d transitions, %d subsumed, %s; want 43018, 141048, 9833, complete",
 				goroutines, r.States, r.Transitions, r.Subsumed, r.Stopped)
 		}
 	}

@@ -351,25 +351,37 @@ func (m *Machine) deliverDead(s *State) {
 
 // inert reports whether msg can be delivered in s and its delivery
 // changes nothing but the network, there and in every state reachable
-// from s: a dead reply to a worker not paused (no step makes a reply live
-// again); a sink's answer to a sequenced advance the coordinator replica
-// does not wait for, numbered at or below the replica's last advance
-// (while a replica's numbers never go down, every advance it waits for
-// later is numbered above it); a sequenced advance request numbered below
-// the last one the sink applied for its replica and resource (while the
-// sink's numbers never go down, it ignores it forever). The numbers never
+// from s, or only adds a message that is inert in turn: a dead reply to a
+// worker not paused (no step makes a reply live again); a sink's answer to
+// a sequenced advance the coordinator replica does not wait for, numbered
+// at or below the replica's last advance (while a replica's numbers never
+// go down, every advance it waits for later is numbered above it); a
+// sequenced advance request numbered below the last one the sink applied
+// for its replica and resource (while the sink's numbers never go down,
+// it ignores it forever), or numbered as that one when its answer would be
+// inert (the sink answers it again and moves nothing). The numbers never
 // go down when the design leaves the restarts to the reference
 // (RefRestart and RefSinkRestart keep them).
 func (m *Machine) inert(s *State, msg *Msg) bool {
 	switch msg.Kind {
 	case AdvanceRep:
-		co := &s.Coord[msg.Replica]
-		wt := &co.Wait[msg.Res]
-		return m.seqsKept && msg.Req <= co.AdvSeq[msg.Res] && (wt.Worker == 0 || wt.Seq != msg.Req)
+		return m.unawaited(s, msg)
 	case AdvanceReq:
-		return m.seqsKeptBySink && msg.Req != 0 && msg.Req < s.Sink.AdvSeq[msg.Replica][msg.Res]
+		if !m.seqsKeptBySink || msg.Req == 0 {
+			return false
+		}
+		last := s.Sink.AdvSeq[msg.Replica][msg.Res]
+		return msg.Req < last || msg.Req == last && m.unawaited(s, msg)
 	}
 	return msg.dead() && m.deliverable(s, msg)
+}
+
+// unawaited reports whether the coordinator replica of msg, an advance or
+// its answer, waits for no answer to it, now or later (see inert).
+func (m *Machine) unawaited(s *State, msg *Msg) bool {
+	co := &s.Coord[msg.Replica]
+	wt := &co.Wait[msg.Res]
+	return m.seqsKept && msg.Req <= co.AdvSeq[msg.Res] && (wt.Worker == 0 || wt.Seq != msg.Req)
 }
 
 // dead reports whether m is a reply its worker no longer waits for:

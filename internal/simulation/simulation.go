@@ -139,23 +139,29 @@ func (rel Relation) Simulates(v, u *model.State) bool {
 	return rel.Skeleton(v) == rel.Skeleton(u)
 }
 
-// Dead reports whether m, in flight in s, is taken by nobody, now or later:
-// a reply its worker no longer waits for; with Seqs, the sink's answer to
-// an advance numbered no later than its coordinator replica's last, which
-// the replica does not wait for (every advance it waits for later is
-// numbered higher); with SinkSeqs, an advance request numbered below the
-// last one the sink applied for its replica and resource. (Whether it can
-// be delivered now is not asked.)
+// Dead reports whether m, in flight in s, is taken by nobody, now or later,
+// or only to send a message that is dead in turn: a reply its worker no
+// longer waits for; with Seqs, the sink's answer to an advance numbered no
+// later than its coordinator replica's last, which the replica does not
+// wait for (every advance it waits for later is numbered higher); with
+// SinkSeqs, an advance request numbered below the last one the sink
+// applied for its replica and resource, or, with Seqs too, numbered as
+// that one when the replica does not wait for its answer (the sink
+// answers it again, moving nothing). (Whether it can be delivered now is
+// not asked.)
 func (rel Relation) Dead(s *model.State, m model.Msg) bool {
+	coord := s.Coord[m.Replica]
+	wait := coord.Wait[m.Res]
+	waited := wait.Worker != 0 && wait.Seq == m.Req
+	answerDead := rel.Seqs && !waited && m.Req <= coord.AdvSeq[m.Res]
 	switch m.Kind {
 	case model.AcquireRep, model.RenewRep, model.ReleaseRep, model.WriteRep, model.ReadRep:
 		return !m.Live
 	case model.AdvanceRep:
-		wait := s.Coord[m.Replica].Wait[m.Res]
-		waited := wait.Worker != 0 && wait.Seq == m.Req
-		return rel.Seqs && !waited && m.Req <= s.Coord[m.Replica].AdvSeq[m.Res]
+		return answerDead
 	case model.AdvanceReq:
-		return rel.SinkSeqs && m.Req > 0 && m.Req < s.Sink.AdvSeq[m.Replica][m.Res]
+		applied := s.Sink.AdvSeq[m.Replica][m.Res]
+		return rel.SinkSeqs && m.Req > 0 && (m.Req < applied || m.Req == applied && answerDead)
 	}
 	return false
 }
