@@ -20,17 +20,17 @@ var bfsLarge = flag.Bool("bfs.large", false, "also prove the reference protocol 
 // reference protocol safe by exhaustive search: three operations per
 // worker (an acquire, a renew, a write: TestProofConfigHasRenewTakeover
 // shows the scenario is in it), a lease that outlives a tick (ttl 2), two
-// takeovers, and a coordinator restart that loses the lease table (3.6M
+// takeovers, and a coordinator restart that loses the lease table (3.2M
 // states under the reductions, about 7 s on 2 cores: each grant is four
 // steps since the sink is reached by messages).
 var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 3, InFlight: 2,
 	Restarts: 1}
 
 // largeConfigs are the configurations of the -bfs.large proofs, each
-// hash-compact: proofConfig with one takeover and a lost message (4.5M
-// states, about 8 s); and every kind of fault at once — a lost and a
+// hash-compact: proofConfig with one takeover and a lost message (4.0M
+// states, about 10 s); and every kind of fault at once — a lost and a
 // duplicated message, a worker crash, a coordinator restart, a forged
-// token — with two operations per worker (4.6M states, about 10 s).
+// token — with two operations per worker (3.9M states, about 10 s).
 var largeConfigs = []model.Config{
 	{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 2, Drops: 1, Restarts: 1},
 	{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Dups: 1, Crashes: 1,

@@ -130,19 +130,21 @@ const (
 	// step. A dead message is a reply nobody takes (Msg.Live false) to a
 	// worker not paused, or, when the design leaves the restarts to the
 	// reference, a sink's answer to an advance the coordinator no longer
-	// waits for, or an advance request the sink has overtaken (inert: the
-	// sequence numbers that make them so never go down). Proof:
-	// delivering a dead message removes it from the network and does
-	// nothing else (no fact, no event, no decision), in the state and in
-	// every state reached from it, and a state v with fewer dead messages
-	// in flight simulates u (ReduceDeadReplies' proof, with no budget
-	// spent), so every violation reachable from u is reachable from its
-	// normal form v, by a run no longer; and v is reached from u by those
-	// deliveries, so every violation reachable from v is one of u's. The
-	// verdicts of a complete search are a full search's. Its depths are
-	// not: a state's depth counts no delivery of a dead reply, so a run of
-	// the search that needs such deliveries (to free a slot of the
-	// network, or a tick a reply holds back) is that much longer as a run
+	// waits for, or an advance request the sink has overtaken or answered
+	// already with an answer nobody waits for (inert: the sequence numbers
+	// that make them so never go down). Proof: delivering a dead message
+	// removes it from the network and does nothing else (no fact, no
+	// event, no decision; an answered request's answer is sent again, dead
+	// too), in the state and in every state reached from it, and a state v
+	// with fewer dead messages in flight simulates u (ReduceDeadReplies'
+	// proof, with no budget spent), so every violation reachable from u is
+	// reachable from its normal form v, by a run no longer; and v is
+	// reached from u by those deliveries, so every violation reachable
+	// from v is one of u's. The verdicts of a complete search are a full
+	// search's. Its depths are not: a state's depth counts no delivery of a
+	// dead message, so a run of the search that needs such deliveries (to
+	// free a slot of the network, or a tick a message holds back) is that
+	// much longer as a run
 	// of the machine, and a search to depth D reaches more than the runs
 	// of D actions. checker.BFS therefore searches again without it when
 	// it finds a violation, to the depth of the longest counterexample it
