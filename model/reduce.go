@@ -144,13 +144,12 @@ const (
 	// search's. Its depths are not: a state's depth counts no delivery of a
 	// dead message, so a run of the search that needs such deliveries (to
 	// free a slot of the network, or a tick a message holds back) is that
-	// much longer as a run
-	// of the machine, and a search to depth D reaches more than the runs
-	// of D actions. checker.BFS therefore searches again without it when
-	// it finds a violation, to the depth of the longest counterexample it
-	// found (the shortest of each invariant is no longer), and reports
-	// that search's verdicts and shortest counterexamples: a full
-	// search's.
+	// much longer as a run of the machine, and a search to depth D reaches
+	// more than the runs of D actions. checker.BFS therefore searches
+	// again without it when it finds a violation, to the depth of the
+	// longest counterexample it found (the shortest of each invariant is
+	// no longer), and reports that search's verdicts and shortest
+	// counterexamples: a full search's.
 	ReduceDeadDelivered
 )
 
