@@ -92,17 +92,20 @@ func BenchmarkBFS(b *testing.B) {
 }
 
 // BenchmarkBFSLayers is the reduced hash-compact search of P1 ({W2 R1 ttl2
-// ops4 grants3 inFlight3}, every fault kind once) to depth 17 (15,379,218
-// states), on one goroutine: with tables that double (layers=false), and
+// ops4 grants3 inFlight3}, every fault kind once) to depth 18 (11,243,499
+// states; to depth 17, 6,363,680 would fit the tables below without a
+// layer), on one goroutine: with tables that double (layers=false), and
 // with every part's table held at 2^19 slots, filled to 7/8 (7.3M states
-// in all), and followed by a layer of 2^20 (layers=true), as a search at
+// in all), and followed by layers of 2^19 (layers=true), as a search at
 // its memory budget does (bfs.layer): the cost of lookups that read two
-// tables far larger than the caches. About a minute a run.
+// tables far larger than the caches. (A layer must differ in size from
+// the doubled table, 2^20, or the part doubles instead: grow.) It fails
+// if the layered search ends with one table a part. About 45 s a run.
 func BenchmarkBFSLayers(b *testing.B) {
 	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 3, InFlight: 3, Drops: 1, Dups: 1,
 		Crashes: 1, Restarts: 1, Forgeries: 1}
 	m := newMachine(b, c, model.Design{})
-	opt := BFSOptions{Exhaustive: true, MaxDepth: 17, HashCompact: true, Goroutines: 1, Reduce: model.Reductions,
+	opt := BFSOptions{Exhaustive: true, MaxDepth: 18, HashCompact: true, Goroutines: 1, Reduce: model.Reductions,
 		Symmetry: model.SymWorkers | model.SymResources}
 	for _, layers := range []bool{false, true} {
 		b.Run(fmt.Sprintf("layers=%v", layers), func(b *testing.B) {
@@ -113,7 +116,7 @@ func BenchmarkBFSLayers(b *testing.B) {
 				if layers {
 					for i := range s.seen.parts {
 						s.seen.parts[i] = newTable(true, 19, nil)
-						s.seen.parts[i].layer = 20
+						s.seen.parts[i].layer = 19
 					}
 					s.seen.setDense(true)
 				}
@@ -122,6 +125,9 @@ func BenchmarkBFSLayers(b *testing.B) {
 			}
 			if r.Stopped != StopDepth {
 				b.Fatalf("stopped: %s", r.Stopped)
+			}
+			if layers && tables < 2 {
+				b.Fatalf("the layered search ended with %d table a part: no layer was read", tables)
 			}
 			b.ReportMetric(float64(r.States)/(b.Elapsed().Seconds()/float64(b.N)), "states/s")
 			b.ReportMetric(float64(tables), "tables/part")
