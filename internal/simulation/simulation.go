@@ -150,8 +150,8 @@ func (rel Relation) Simulates(v, u *model.State) bool {
 // answers it again, moving nothing). (Whether it can be delivered now is
 // not asked.)
 func (rel Relation) Dead(s *model.State, m model.Msg) bool {
-	coord := s.Coord[m.Replica]
-	wait := coord.Wait[m.Res]
+	coord := &s.Coord[m.Replica]
+	wait := &coord.Wait[m.Res]
 	waited := wait.Worker != 0 && wait.Seq == m.Req
 	answerDead := rel.Seqs && !waited && m.Req <= coord.AdvSeq[m.Res]
 	switch m.Kind {
