@@ -81,6 +81,24 @@ func TestSearchAgainReportsTheShortest(t *testing.T) {
 	if len(merged.Trace) != len(want.Trace) {
 		t.Fatalf("merged: a counterexample of %d actions, the unsplit search's %d", len(merged.Trace), len(want.Trace))
 	}
+	var againStates uint64
+	for _, j := range jobs {
+		againStates += j.Again.States
+	}
+	if a := merged.Again; a == nil || !a.Replaced || a.States != againStates || a.Stopped != StopViolation {
+		t.Fatalf("merged: again %+v, want the jobs' second searches (%d states), replaced", a, againStates)
+	}
+	// One job's second search stopped early: the merge's counterexamples
+	// may be its first search's, so the merge says they are not known to be
+	// the shortest, with that job's ending.
+	jobs[1].Again = &Again{Depth: jobs[1].Again.Depth, Stopped: StopMemory, States: 7}
+	if a := MergeResults(jobs).Again; a == nil || a.Replaced || a.Stopped != StopMemory {
+		t.Fatalf("merged with a job's second search stopped by memory: again %+v, want not replaced, stopped memory", a)
+	}
+	jobs[1].Again = nil // a job that found nothing does not search again
+	if a := MergeResults(jobs).Again; a == nil || !a.Replaced {
+		t.Fatalf("merged with a job that did not search again: again %+v, want replaced", a)
+	}
 
 	// Cancelled once the second search begins (its progress is reported
 	// from depth 0 again): the first one's counterexample stands.

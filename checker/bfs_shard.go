@@ -40,7 +40,7 @@ func stopRank(stopped string) int {
 // is complete when every job is; when one stopped early, Projection sums
 // the jobs' totals, projected for those that stopped early. Counterexample
 // and Shortest[].Run are set only when the jobs' results have them (not
-// after JSON).
+// after JSON). Again sums the jobs' second searches (see mergeAgain).
 func MergeResults(rs []BFSResult) BFSResult {
 	var m BFSResult
 	m.Stopped = StopComplete
@@ -94,6 +94,7 @@ func MergeResults(rs []BFSResult) BFSResult {
 			m.Shortest = append(m.Shortest, s)
 		}
 	}
+	m.Again = mergeAgain(rs)
 	m.Complete = m.Stopped == StopComplete
 	if stoppedEarly(m.Stopped) {
 		m.Projection = mergeProjections(rs)
@@ -105,6 +106,37 @@ func MergeResults(rs []BFSResult) BFSResult {
 		m.BytesPerState = float64(m.StoredBytes) / float64(m.States)
 	}
 	m.Rate = float64(m.States) / max(m.Elapsed.Seconds(), 1e-9)
+	return m
+}
+
+// mergeAgain merges the second searches of the jobs that searched again
+// (nil if none did): the deepest bound, the counts added up and the
+// longest time. The merged verdicts replaced the first searches' only if
+// every job's did: a job whose second search stopped early kept its first
+// search's counterexamples, which are not known to be the shortest, and
+// the merged ones may be those; the ending is then the worst of such a
+// job's, else the worst of all.
+func mergeAgain(rs []BFSResult) *Again {
+	var m *Again
+	for _, r := range rs {
+		a := r.Again
+		if a == nil {
+			continue
+		}
+		if m == nil {
+			m = &Again{Stopped: a.Stopped, Replaced: true}
+		}
+		m.Depth = max(m.Depth, a.Depth)
+		m.States += a.States
+		m.Transitions += a.Transitions
+		m.Elapsed = max(m.Elapsed, a.Elapsed)
+		switch {
+		case m.Replaced && !a.Replaced:
+			m.Stopped, m.Replaced = a.Stopped, false
+		case m.Replaced == a.Replaced && stopRank(a.Stopped) > stopRank(m.Stopped):
+			m.Stopped = a.Stopped
+		}
+	}
 	return m
 }
 

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/fencecheck/fencecheck/designs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
@@ -236,6 +237,9 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			Operations int    `json:"operations"`
 		} `json:"violation"`
 		Proof *proofJSON `json:"proof"`
+		BFS   *struct {
+			Again *checker.Again `json:"again"`
+		} `json:"bfs"`
 	}
 	for _, c := range []struct {
 		name string
@@ -289,6 +293,14 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			}
 			if whole.Proof != nil {
 				merged.Proof.sameAs(t, *whole.Proof, 3)
+			}
+			// The jobs searched again for the shortest counterexamples as the
+			// unsplit search did, and the merge says so.
+			if whole.BFS != nil && (whole.BFS.Again == nil) != (merged.BFS.Again == nil) {
+				t.Fatalf("merged bfs.again %+v, unsharded %+v", merged.BFS.Again, whole.BFS.Again)
+			}
+			if whole.BFS != nil && whole.BFS.Again != nil && merged.BFS.Again.Replaced != whole.BFS.Again.Replaced {
+				t.Fatalf("merged bfs.again %+v, unsharded %+v", *merged.BFS.Again, *whole.BFS.Again)
 			}
 			if c.name == "bfs-clean" && !merged.Proof.Proves {
 				t.Fatalf("three complete clean jobs prove nothing: %+v", merged.Proof)
