@@ -49,7 +49,6 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newMachine(t, k.c, v.Design)
-		rel := simulation.For(v.Design)
 		r := model.Reductions
 		if m.Applies(r) != r {
 			t.Fatalf("%s: not every reduction of %s applies", k.design, r)
@@ -67,7 +66,7 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 		}
 		bySkeleton := map[model.State][]int{}
 		for i, s := range stored {
-			bySkeleton[rel.Skeleton(&s.State)] = append(bySkeleton[rel.Skeleton(&s.State)], i)
+			bySkeleton[simulation.Skeleton(&s.State)] = append(bySkeleton[simulation.Skeleton(&s.State)], i)
 		}
 		perms := workerPerms(k.c.Workers)
 		exact := 0
@@ -76,8 +75,8 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			found := false
 			for _, p := range perms {
 				pu := m.Permute(&u, &p)
-				for _, i := range bySkeleton[rel.Skeleton(&pu)] {
-					if s := &stored[i]; s.depth <= d && rel.Simulates(&s.State, &pu) {
+				for _, i := range bySkeleton[simulation.Skeleton(&pu)] {
+					if s := &stored[i]; s.depth <= d && simulation.Simulates(&s.State, &pu) {
 						found = true
 						exact += boolInt(s.State == pu)
 						break

@@ -69,7 +69,9 @@ type Design struct {
 	// Restart is a coordinator replica after a restart, given it before:
 	// what lives only in memory is lost, what is durable is kept. Its
 	// leases may be kept, shortened, lengthened or dropped (the framework
-	// keeps the ghost identity of the ones kept).
+	// keeps the ghost identity of the ones kept). The framework's part is
+	// not its to decide: the grant in progress (Wait) is lost and the
+	// numbers of advances (AdvSeq) are kept, whatever it returns.
 	Restart func(co Coordinator, ttl int) Coordinator
 
 	// FenceOf is where resource r's fence lives at the sink.
@@ -101,6 +103,8 @@ type Design struct {
 	// the worker's write).
 	Key func(w Msg, attempt uint8) uint8
 	// SinkRestart is the sink after a crash and restart, given it before.
+	// The sink's record of the advances it applied (AdvSeq, AdvFence) is
+	// the framework's and is kept, whatever it returns.
 	SinkRestart func(s Sink) Sink
 
 	// MayWrite reports whether a holder with registers u writes now (a

@@ -24,11 +24,6 @@ type Machine struct {
 	// readsInert: the design left OnReply and Key to the reference, so a
 	// read changes nothing a later step reads (ReduceReads applies).
 	readsInert bool
-	// seqsKept, seqsKeptBySink: the design left Restart, SinkRestart, to
-	// the reference, so a coordinator replica's (the sink's) sequence
-	// numbers of advances never go down, and a sequenced advance answered
-	// or overtaken stays so (ReduceDeadDelivered erases it).
-	seqsKept, seqsKeptBySink bool
 	// maxToken is MaxToken's value.
 	maxToken int
 }
@@ -40,8 +35,7 @@ func New(c Config, d Design) (*Machine, error) {
 		return nil, err
 	}
 	step := d.tokenStep()
-	m := &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil,
-		seqsKept: d.Restart == nil, seqsKeptBySink: d.SinkRestart == nil}
+	m := &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
 	if m.maxToken = step * c.MaxToken(); m.maxToken > maxTokenLimit {
 		return nil, fmt.Errorf("design: its NextToken or Advance raises a token by up to %d in one step, so tokens may reach %d × %d = %d, above %d (a token is a byte); lower the bounds", step, step, c.MaxToken(), m.maxToken, maxTokenLimit)
 	}

@@ -361,28 +361,29 @@ func (m *Machine) deliverDead(s *State) {
 // for its replica and resource (while the sink's numbers never go down,
 // it ignores it forever), or numbered as that one when its answer would be
 // inert (the sink answers it again and moves nothing). The numbers never
-// go down when the design leaves the restarts to the reference
-// (RefRestart and RefSinkRestart keep them).
+// go down: they are the framework's, and a restart keeps them whatever
+// the design's Restart and SinkRestart return (stepper.restart,
+// stepper.sinkRestart).
 func (m *Machine) inert(s *State, msg *Msg) bool {
 	switch msg.Kind {
 	case AdvanceRep:
-		return m.unawaited(s, msg)
+		return unawaited(s, msg)
 	case AdvanceReq:
-		if !m.seqsKeptBySink || msg.Req == 0 {
+		if msg.Req == 0 {
 			return false
 		}
 		last := s.Sink.AdvSeq[msg.Replica][msg.Res]
-		return msg.Req < last || msg.Req == last && m.unawaited(s, msg)
+		return msg.Req < last || msg.Req == last && unawaited(s, msg)
 	}
 	return msg.dead() && m.deliverable(s, msg)
 }
 
 // unawaited reports whether the coordinator replica of msg, an advance or
 // its answer, waits for no answer to it, now or later (see inert).
-func (m *Machine) unawaited(s *State, msg *Msg) bool {
+func unawaited(s *State, msg *Msg) bool {
 	co := &s.Coord[msg.Replica]
 	wt := &co.Wait[msg.Res]
-	return m.seqsKept && msg.Req <= co.AdvSeq[msg.Res] && (wt.Worker == 0 || wt.Seq != msg.Req)
+	return msg.Req <= co.AdvSeq[msg.Res] && (wt.Worker == 0 || wt.Seq != msg.Req)
 }
 
 // dead reports whether m is a reply its worker no longer waits for:

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/internal/simulation"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
@@ -274,7 +273,7 @@ func matched(m *model.Machine, u, v *model.State, a model.Action, acts []model.A
 // simulates u with the same budgets spent, workers paused and messages in
 // flight.
 func younger(v, u *model.State) bool {
-	return simulation.Relation{}.Simulates(v, u) && v.NMsgs == u.NMsgs &&
+	return simulation.Simulates(v, u) && v.NMsgs == u.NMsgs &&
 		v.Drops == u.Drops && v.Dups == u.Dups && v.Crashes == u.Crashes && v.Restarts == u.Restarts &&
 		v.Forged == u.Forged && v.SinkRestarts == u.SinkRestarts && pauses(v) == pauses(u)
 }
@@ -285,16 +284,6 @@ func pauses(s *model.State) (p [model.MaxWorkers]bool) {
 		p[w] = s.Workers[w].Paused
 	}
 	return p
-}
-
-// relation is the simulation relation of the built-in design name.
-func relation(t *testing.T, name string) simulation.Relation {
-	t.Helper()
-	v, err := spec.LookupVariant(designs.All(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return simulation.For(v.Design)
 }
 
 // TestDeadDeliveredReachesASimulatingState checks ReduceDeadDelivered's
@@ -316,7 +305,6 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				m.Normalize(&s, model.ReduceDeadDelivered)
 				return s
 			}
-			rel := relation(t, name)
 			states, _ := sampleStates(m, 3000)
 			var acts []model.Action
 			for i := range states {
@@ -332,7 +320,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				u := *s
 				for {
 					acts = m.Enabled(&u, acts[:0])
-					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && rel.Dead(&u, a.Msg) })
+					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && simulation.Dead(&u, a.Msg) })
 					if i < 0 {
 						break
 					}
@@ -344,7 +332,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				if u != n {
 					t.Fatalf("%s %+v: delivering the dead replies does not reach the normal form", name, c)
 				}
-				if !rel.Simulates(&n, s) {
+				if !simulation.Simulates(&n, s) {
 					t.Fatalf("%s %+v: the normal form does not simulate the state", name, c)
 				}
 				acts = m.Enabled(s, acts[:0])
@@ -359,15 +347,15 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 						if g != f || spec.Judge(m, &n, g, &w) != spec.Judge(m, s, f, &v) {
 							t.Fatalf("%s %+v: %v: fact or verdict differs from the normal form", name, c, a)
 						}
-						if wn := norm(w); !rel.Simulates(&wn, &vn) {
+						if wn := norm(w); !simulation.Simulates(&wn, &vn) {
 							t.Fatalf("%s %+v: %v: the successors' normal forms are not related", name, c, a)
 						}
 						continue
 					}
-					if !rel.Dead(s, a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
+					if !simulation.Dead(s, a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
 						t.Fatalf("%s %+v: %v is enabled, not in the normal form", name, c, a)
 					}
-					if f.Kind != model.NoFact || !rel.Simulates(&n, &vn) {
+					if f.Kind != model.NoFact || !simulation.Simulates(&n, &vn) {
 						t.Fatalf("%s %+v: %v of an erased reply is not matched by no step", name, c, a)
 					}
 				}
@@ -383,15 +371,15 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 // TestDeadStaysDead checks, on sampled states of every built-in design
 // with an asynchronous and a partially synchronous network, that a dead
 // message (simulation's Dead) is dead for good (deadStaysDead). It also
-// checks that the check can fail: a design whose restarts forget the
-// sequence numbers of advances, so that a sink's answer to an old advance
-// may be taken for a new one, fails it when its relation counts those
-// messages dead, and passes with its own (simulation.For).
+// checks that the check can fail: claiming dead an answer the coordinator
+// waits for, or a request the sink has applied whose answer it waits for,
+// fails it; and that it holds for a design whose restarts try to forget
+// the numbers of advances, which the framework keeps (TestRestartKeepsAdvanceNumbers).
 func TestDeadStaysDead(t *testing.T) {
 	checked := map[uint8]int{}
 	for _, c := range networks() {
 		for name, m := range variantMachines(t, c) {
-			if err := deadStaysDead(m, relation(t, name), 3000, checked); err != nil {
+			if err := deadStaysDead(m, simulation.Dead, 3000, checked); err != nil {
 				t.Fatalf("%s %+v: %v", name, c, err)
 			}
 		}
@@ -403,43 +391,106 @@ func TestDeadStaysDead(t *testing.T) {
 	}
 	t.Logf("dead messages checked, by kind: %v", checked)
 
-	for _, k := range []struct {
-		name    string
-		design  model.Design
-		claimed simulation.Relation
+	m, err := model.New(symConfig, forgetful)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deadStaysDead(m, simulation.Dead, 30000, map[uint8]int{}); err != nil {
+		t.Fatalf("restarts that try to forget the numbers of advances: %v", err)
+	}
+	ref, err := model.New(symConfig, model.Design{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, claim := range []struct {
+		name string
+		dead func(s *model.State, msg model.Msg) bool
 	}{
-		{"coordinator restarts", model.Design{Restart: func(co model.Coordinator, ttl int) model.Coordinator {
-			co = model.RefRestart(co, ttl)
-			co.AdvSeq = [model.MaxResources]uint8{}
-			return co
-		}}, simulation.Relation{Seqs: true, SinkSeqs: true}},
-		{"sink restarts", model.Design{SinkRestart: func(s model.Sink) model.Sink {
-			s.AdvSeq = [model.MaxReplicas][model.MaxResources]uint8{}
-			return s
-		}}, simulation.Relation{Seqs: true, SinkSeqs: true}},
+		{"an answer whether or not it is waited for", func(s *model.State, msg model.Msg) bool {
+			return simulation.Dead(s, msg) || msg.Kind == model.AdvanceRep && msg.Req <= s.Coord[msg.Replica].AdvSeq[msg.Res]
+		}},
+		{"a request the sink applied last whether or not its answer is waited for", func(s *model.State, msg model.Msg) bool {
+			return simulation.Dead(s, msg) || msg.Kind == model.AdvanceReq && msg.Req > 0 && msg.Req <= s.Sink.AdvSeq[msg.Replica][msg.Res]
+		}},
 	} {
-		m, err := model.New(symConfig, k.design)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := deadStaysDead(m, simulation.For(k.design), 30000, map[uint8]int{}); err != nil {
-			t.Fatalf("%s that forget the numbers of advances, under their own relation: %v", k.name, err)
-		}
-		if err := deadStaysDead(m, k.claimed, 300000, map[uint8]int{}); err == nil {
-			t.Errorf("%s that forget the numbers of advances, under %+v: no message found alive again", k.name, k.claimed)
+		if err := deadStaysDead(ref, claim.dead, 30000, map[uint8]int{}); err == nil {
+			t.Errorf("claiming dead %s: no message found alive", claim.name)
 		} else {
-			t.Logf("%s that forget the numbers of advances, under %+v: %v", k.name, k.claimed, err)
+			t.Logf("claiming dead %s: %v", claim.name, err)
 		}
 	}
 }
 
-// deadStaysDead checks that every message dead under rel in n states
+// forgetful is the reference with restarts that forget the numbers of
+// advances, and the coordinator's counters, the sink its fences.
+var forgetful = model.Design{
+	Restart: func(co model.Coordinator, ttl int) model.Coordinator {
+		co = model.RefRestart(co, ttl)
+		co.AdvSeq, co.Counter = [model.MaxResources]uint8{}, [model.MaxResources]uint8{}
+		return co
+	},
+	SinkRestart: func(s model.Sink) model.Sink {
+		s.AdvSeq, s.AdvFence = [model.MaxReplicas][model.MaxResources]uint8{}, [model.MaxReplicas][model.MaxResources]uint8{}
+		s.Fence = [model.MaxResources]uint8{}
+		return s
+	},
+}
+
+// TestRestartKeepsAdvanceNumbers checks that the numbers of advances, the
+// coordinator's and the sink's record of them, survive a restart whatever
+// the design's Restart and SinkRestart return, while the rest of what they
+// decide applies: on every sampled state of forgetful where a restart is
+// enabled with an advance numbered.
+func TestRestartKeepsAdvanceNumbers(t *testing.T) {
+	m, err := model.New(symConfig, forgetful)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, _ := sampleStates(m, 30000)
+	var acts []model.Action
+	seen := map[model.Kind]int{}
+	for i := range states {
+		s := &states[i]
+		acts = m.Enabled(s, acts[:0])
+		for _, a := range acts {
+			if a.Kind != model.Restart && a.Kind != model.SinkCrash {
+				continue
+			}
+			v := *s
+			m.Step(&v, a, nil)
+			if a.Kind == model.Restart {
+				before, after := &s.Coord[a.Replica], &v.Coord[a.Replica]
+				if after.AdvSeq != before.AdvSeq || after.Counter != ([model.MaxResources]uint8{}) {
+					t.Fatalf("restart of replica %d: AdvSeq %v -> %v, counters %v -> %v; want the numbers kept, the counters lost",
+						a.Replica, before.AdvSeq, after.AdvSeq, before.Counter, after.Counter)
+				}
+				if before.AdvSeq != ([model.MaxResources]uint8{}) {
+					seen[a.Kind]++
+				}
+			} else {
+				if v.Sink.AdvSeq != s.Sink.AdvSeq || v.Sink.AdvFence != s.Sink.AdvFence || v.Sink.Fence != ([model.MaxResources]uint8{}) {
+					t.Fatalf("sink restart: AdvSeq %v -> %v, AdvFence %v -> %v, fences %v -> %v; want the record kept, the fences lost",
+						s.Sink.AdvSeq, v.Sink.AdvSeq, s.Sink.AdvFence, v.Sink.AdvFence, s.Sink.Fence, v.Sink.Fence)
+				}
+				if s.Sink.AdvSeq != ([model.MaxReplicas][model.MaxResources]uint8{}) {
+					seen[a.Kind]++
+				}
+			}
+		}
+	}
+	if seen[model.Restart] == 0 || seen[model.SinkCrash] == 0 {
+		t.Fatalf("restarts checked with an advance numbered: %v; the test checks too little", seen)
+	}
+	t.Logf("restarts checked with an advance numbered, by kind: %v", seen)
+}
+
+// deadStaysDead checks that every message dead (by dead) in n states
 // sampled from m's runs is dead for good, by induction over the steps:
 // delivering it changes nothing but the network (no fact, no event, the
 // state with that message taken out and dead messages added: takenOut),
 // and after every step each message of the same content (but its age) is
 // still dead. It counts the dead messages checked by kind.
-func deadStaysDead(m *model.Machine, rel simulation.Relation, n int, checked map[uint8]int) error {
+func deadStaysDead(m *model.Machine, dead func(*model.State, model.Msg) bool, n int, checked map[uint8]int) error {
 	sameContent := func(p, q model.Msg) bool {
 		p.Age, q.Age = 0, 0
 		return p == q
@@ -450,14 +501,14 @@ func deadStaysDead(m *model.Machine, rel simulation.Relation, n int, checked map
 		s := &states[i]
 		acts = m.Enabled(s, acts[:0])
 		for j, msg := range s.Msgs[:s.NMsgs] {
-			if !rel.Dead(s, msg) {
+			if !dead(s, msg) {
 				continue
 			}
 			checked[msg.Kind]++
 			if k := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && a.Msg == msg }); k >= 0 {
 				v := *s
 				events, f := m.Step(&v, acts[k], nil)
-				if f.Kind != model.NoFact || len(events) > 0 || !takenOut(rel, s, j, &v) {
+				if f.Kind != model.NoFact || len(events) > 0 || !takenOut(dead, s, j, &v) {
 					return fmt.Errorf("delivering dead %+v does more than take it out (and send dead messages)", msg)
 				}
 			}
@@ -465,7 +516,7 @@ func deadStaysDead(m *model.Machine, rel simulation.Relation, n int, checked map
 				v := *s
 				m.Next(&v, &a)
 				for _, after := range v.Msgs[:v.NMsgs] {
-					if sameContent(after, msg) && !rel.Dead(&v, after) {
+					if sameContent(after, msg) && !dead(&v, after) {
 						return fmt.Errorf("dead %+v is not dead after %v", msg, a)
 					}
 				}
@@ -477,12 +528,12 @@ func deadStaysDead(m *model.Machine, rel simulation.Relation, n int, checked map
 
 // takenOut reports whether v is s with its message i taken out and
 // messages dead in v added, and nothing else different.
-func takenOut(rel simulation.Relation, s *model.State, i int, v *model.State) bool {
+func takenOut(dead func(*model.State, model.Msg) bool, s *model.State, i int, v *model.State) bool {
 	left := slices.Delete(slices.Clone(s.Msgs[:s.NMsgs]), i, i+1)
 	for _, msg := range v.Msgs[:v.NMsgs] {
 		if k := slices.Index(left, msg); k >= 0 {
 			left = slices.Delete(left, k, k+1)
-		} else if !rel.Dead(v, msg) {
+		} else if !dead(v, msg) {
 			return false
 		}
 	}

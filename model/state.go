@@ -53,7 +53,8 @@ type Worker struct {
 // coordinator; two replicas that both believe they are primary model split
 // brain (they share the sink, not their tables).
 //
-// What a restart keeps and loses is the design's Restart decision; the
+// What a restart keeps and loses is the design's Restart decision, but for
+// the framework's part: a restart always loses Wait and keeps AdvSeq. The
 // reference (RefRestart) loses the lease table and keeps the deduplication
 // records and counters. Requests in flight stay in flight.
 type Coordinator struct {
@@ -67,7 +68,8 @@ type Coordinator struct {
 	Wait [MaxResources]Waiting
 	// AdvSeq numbers the replica's sequenced advances per resource
 	// (durable, so that a restarted coordinator's advance is never taken
-	// for a retry of an old one).
+	// for a retry of an old one: a restart keeps it whatever the design's
+	// Restart returns).
 	AdvSeq [MaxResources]uint8
 }
 
@@ -104,7 +106,8 @@ type Sink struct {
 	Fence [MaxResources]uint8
 	// AdvSeq and AdvFence are, per coordinator replica and resource, the
 	// last sequenced advance the sink applied and the fence it answered (a
-	// retry gets the same).
+	// retry gets the same; durable: a sink restart keeps them whatever the
+	// design's SinkRestart returns).
 	AdvSeq   [MaxReplicas][MaxResources]uint8
 	AdvFence [MaxReplicas][MaxResources]uint8
 	U        [MaxResources]Regs // the design's registers per resource (U.T runs on the sink's clock)

@@ -216,12 +216,15 @@ func (st *stepper) do(a *Action) {
 }
 
 // restart applies the design's Restart to a coordinator replica; the ghost
-// identity of every lease it kept stays with it.
+// identity of every lease it kept stays with it. The grant in progress is
+// lost and the numbers of advances are kept, whatever Restart returns:
+// both are the framework's.
 func (st *stepper) restart(replica uint8) {
 	co := &st.s.Coord[replica]
-	before := co.Lease
+	before, seqs := co.Lease, co.AdvSeq
 	*co = st.d.Restart(*co, st.m.Config.TTL)
 	co.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
+	co.AdvSeq = seqs                  // advances are numbered durably: an old one's answer is never taken for a new one's
 	for r := range co.Lease {
 		l, b := &co.Lease[r], &before[r]
 		if l.Holder != 0 && l.Holder == b.Holder && l.Inc == b.Inc && l.Token == b.Token {
@@ -233,10 +236,14 @@ func (st *stepper) restart(replica uint8) {
 }
 
 // sinkRestart applies the design's SinkRestart; a two-step write the sink
-// had checked but not committed is lost with its memory.
+// had checked but not committed is lost with its memory, and its record of
+// the advances it applied is kept, whatever SinkRestart returns: it is the
+// framework's.
 func (st *stepper) sinkRestart() {
 	s := st.s
+	seqs, fences := s.Sink.AdvSeq, s.Sink.AdvFence
 	s.Sink = st.d.SinkRestart(s.Sink)
+	s.Sink.AdvSeq, s.Sink.AdvFence = seqs, fences // a retry is answered as before, a late copy ignored
 	for i := 0; i < int(s.NMsgs); i++ {
 		if s.Msgs[i].Kind == Commit {
 			st.remove(s.Msgs[i])

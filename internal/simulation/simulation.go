@@ -15,31 +15,12 @@ import (
 	"github.com/fencecheck/fencecheck/model"
 )
 
-// Relation is the simulation relation of one design's machine: which
-// messages are dead depends on what its restarts keep.
-type Relation struct {
-	// Seqs: a coordinator replica's sequence numbers of advances never go
-	// down (the design leaves Restart to the reference), so the sink's
-	// answer to an advance the replica no longer waits for is dead.
-	Seqs bool
-	// SinkSeqs: the sink's record of the last advance it applied never
-	// goes down (the design leaves SinkRestart to the reference), so an
-	// advance request numbered below it is dead.
-	SinkSeqs bool
-}
-
-// For is the relation of design d (as written, before model.New fills in
-// the reference's decisions).
-func For(d model.Design) Relation {
-	return Relation{Seqs: d.Restart == nil, SinkSeqs: d.SinkRestart == nil}
-}
-
 // Skeleton is s with what Simulates may lower, raise or leave out zeroed:
 // the fault budgets spent, the ages of requests, the ghost deadlines a
 // holder may count on, the workers' pauses; its dead messages left out, the
 // other messages sorted again. A state can simulate only states of its
 // skeleton.
-func (rel Relation) Skeleton(s *model.State) model.State {
+func Skeleton(s *model.State) model.State {
 	k := *s
 	k.Drops, k.Dups, k.Crashes, k.Restarts, k.Forged, k.SinkRestarts = 0, 0, 0, 0, 0, 0
 	for w := range k.Workers {
@@ -47,7 +28,7 @@ func (rel Relation) Skeleton(s *model.State) model.State {
 	}
 	live := k.Msgs[:0]
 	for _, msg := range k.Msgs[:k.NMsgs] {
-		if !rel.Dead(s, msg) {
+		if !Dead(s, msg) {
 			live = append(live, withAge(msg, 0))
 		}
 	}
@@ -72,7 +53,7 @@ func (rel Relation) Skeleton(s *model.State) model.State {
 // fields; waiting acquires), ghost deadlines no earlier, some of u's dead
 // messages not in flight and some of u's paused workers running, and
 // nothing else different.
-func (rel Relation) Simulates(v, u *model.State) bool {
+func Simulates(v, u *model.State) bool {
 	if v.Drops > u.Drops || v.Dups > u.Dups || v.Crashes > u.Crashes || v.Restarts > u.Restarts ||
 		v.Forged > u.Forged || v.SinkRestarts > u.SinkRestarts {
 		return false
@@ -126,7 +107,7 @@ func (rel Relation) Simulates(v, u *model.State) bool {
 		for nj < len(um) && withAge(um[nj], 0) == kind {
 			nj++
 		}
-		if n, m := ni-i, nj-j; n > m || n < m && !rel.Dead(u, kind) {
+		if n, m := ni-i, nj-j; n > m || n < m && !Dead(u, kind) {
 			return false
 		}
 		for x := range ni - i {
@@ -136,24 +117,23 @@ func (rel Relation) Simulates(v, u *model.State) bool {
 		}
 		i, j = ni, nj
 	}
-	return rel.Skeleton(v) == rel.Skeleton(u)
+	return Skeleton(v) == Skeleton(u)
 }
 
 // Dead reports whether m, in flight in s, is taken by nobody, now or later,
 // or only to send a message that is dead in turn: a reply its worker no
-// longer waits for; with Seqs, the sink's answer to an advance numbered no
-// later than its coordinator replica's last, which the replica does not
-// wait for (every advance it waits for later is numbered higher); with
-// SinkSeqs, an advance request numbered below the last one the sink
-// applied for its replica and resource, or, with Seqs too, numbered as
-// that one when the replica does not wait for its answer (the sink
-// answers it again, moving nothing). (Whether it can be delivered now is
-// not asked.)
-func (rel Relation) Dead(s *model.State, m model.Msg) bool {
+// longer waits for; the sink's answer to an advance numbered no later than
+// its coordinator replica's last, which the replica does not wait for
+// (every advance it waits for later is numbered higher: no restart lowers
+// the numbers); an advance request numbered below the last one the sink
+// applied for its replica and resource, or numbered as that one when the
+// replica does not wait for its answer (the sink answers it again, moving
+// nothing). (Whether it can be delivered now is not asked.)
+func Dead(s *model.State, m model.Msg) bool {
 	coord := &s.Coord[m.Replica]
 	wait := &coord.Wait[m.Res]
 	waited := wait.Worker != 0 && wait.Seq == m.Req
-	answerDead := rel.Seqs && !waited && m.Req <= coord.AdvSeq[m.Res]
+	answerDead := !waited && m.Req <= coord.AdvSeq[m.Res]
 	switch m.Kind {
 	case model.AcquireRep, model.RenewRep, model.ReleaseRep, model.WriteRep, model.ReadRep:
 		return !m.Live
@@ -161,7 +141,7 @@ func (rel Relation) Dead(s *model.State, m model.Msg) bool {
 		return answerDead
 	case model.AdvanceReq:
 		applied := s.Sink.AdvSeq[m.Replica][m.Res]
-		return rel.SinkSeqs && m.Req > 0 && (m.Req < applied || m.Req == applied && answerDead)
+		return m.Req > 0 && (m.Req < applied || m.Req == applied && answerDead)
 	}
 	return false
 }
