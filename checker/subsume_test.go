@@ -18,7 +18,7 @@ import (
 // workers, by a state the reduced search stored no deeper that is the same
 // state with no more of any fault budget spent, requests no older, ghost
 // deadlines no earlier, fewer dead messages in flight and workers running
-// that are paused (simulation's Relation.Simulates). The full search leaves reads out
+// that are paused (simulation.Simulates). The full search leaves reads out
 // because ReduceReads strikes whole reads from a run, which no relation
 // between two single states expresses; the model's
 // TestStrikingReadsIsASimulation checks, by brute force too, that the
