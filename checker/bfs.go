@@ -1092,13 +1092,18 @@ func (b *bfs) dropStored(e *expander, out *chunkOut) {
 	out.cands, out.keys = out.cands[:kept], out.keys[:used]
 }
 
-// warm loads the table slots of the hashes sums, and in exact mode the key
-// each slot may hold, before they are looked up: the cache misses of a
-// group overlap instead of following one another.
+// warm loads the table slots of the hashes sums, the older tables' too
+// (layers), and in exact mode the key each slot may hold, before they are
+// looked up: the cache misses of a group overlap instead of following one
+// another.
 func (b *bfs) warm(e *expander, sums []hash) {
 	var slot [insertGroup]uint64
 	for i, h := range sums {
-		slot[i] = b.seen.home(h)
+		p := b.seen.parts[part(h)]
+		slot[i] = p.home(h)
+		if len(p.older) > 0 {
+			e.sink ^= byte(p.olderHomes(h))
+		}
 	}
 	for i, h := range sums {
 		e.sink ^= b.seen.touch(slot[i], h)

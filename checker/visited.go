@@ -217,6 +217,16 @@ func fieldMatches(f, rem uint64) bool {
 // home returns the entry in the home slot of hash h.
 func (v *visited) home(h hash) uint64 { return v.table[h.Lo>>v.shift] }
 
+// olderHomes returns the entries in the home slots of hash h in the older
+// tables (layers), folded together: the loads of a lookup's first probes
+// there, which locate makes before the newest table's.
+func (v *visited) olderHomes(h hash) (x uint64) {
+	for _, o := range v.older {
+		x ^= o.table[h.Lo>>o.shift]
+	}
+	return x
+}
+
 // touch reads the first byte of the key of entry e if e may be hash h's
 // (exact mode), so that comparing the keys finds it in cache.
 func (v *visited) touch(e uint64, h hash) byte {
@@ -498,10 +508,8 @@ func (s *stateSet) dense() bool { return s.parts[0].dense }
 // part is the index of the part that holds hash h.
 func part(h hash) int { return int(h.Lo & (setParts - 1)) }
 
-// home and touch are the parts' (see visited.home and visited.touch):
-// loads that warm the cache for a lookup of hash h.
-func (s *stateSet) home(h hash) uint64 { return s.parts[part(h)].home(h) }
-
+// touch is the part's (see visited.touch): a load that warms the cache for
+// a lookup of hash h.
 func (s *stateSet) touch(e uint64, h hash) byte { return s.parts[part(h)].touch(e, h) }
 
 // insert adds a key to its part; only one goroutine at a time may insert
