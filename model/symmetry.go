@@ -188,7 +188,10 @@ func (c *Canon) Key(s *State, b []byte) ([]byte, int) {
 // least state (in the order of its memory) among the renamings of s that
 // list workers (and resources) in the order of a signature that no
 // renaming changes, and returns the size of the orbit: the number of
-// distinct states that are renamings of s.
+// distinct states that are renamings of s. s must be normal, its messages
+// and results sorted, as every state Init, Step and Next make is
+// (TestIdentityRenamesNothing): the identity's renaming of s is then s
+// itself, and a copy stands for it.
 //
 // Correctness: the signatures are invariant, so the set of renamings whose
 // signatures come out sorted is the same set for every state of an orbit,
@@ -225,18 +228,29 @@ func (c *Canon) Canonical(s, t *State) int {
 	stab := 0
 	p := Identity()
 	for {
+		rid := true // p.R is the identity
 		for k := 0; k < nr; k++ {
 			p.R[rord[k]] = uint8(k)
+			rid = rid && rord[k] == uint8(k)
 		}
 		for {
+			id := rid
 			for k := 0; k < nw; k++ {
 				p.W[word[k]] = uint8(k)
+				id = id && word[k] == uint8(k)
+			}
+			u := t
+			if stab > 0 {
+				u = &c.tmp
+			}
+			if id { // s is normal: the identity renames it to itself
+				*u = *s
+			} else {
+				m.permute(s, &p, u)
 			}
 			if stab == 0 {
-				m.permute(s, &p, t)
 				stab = 1
 			} else {
-				m.permute(s, &p, &c.tmp)
 				switch cmp := bytes.Compare(stateBytes(&c.tmp), stateBytes(t)); {
 				case cmp < 0:
 					*t, stab = c.tmp, 1
