@@ -128,11 +128,11 @@ const (
 	// ReduceDeadDelivered stores a state with the dead messages it can
 	// deliver delivered (Normalize): their deliveries are taken as no
 	// step. A dead message is a reply nobody takes (Msg.Live false) to a
-	// worker not paused, or, when the design leaves the restarts to the
-	// reference, a sink's answer to an advance the coordinator no longer
-	// waits for, or an advance request the sink has overtaken or answered
-	// already with an answer nobody waits for (inert: the sequence numbers
-	// that make them so never go down). Proof: delivering a dead message
+	// worker not paused, a sink's answer to an advance the coordinator no
+	// longer waits for, or an advance request the sink has overtaken or
+	// answered already with an answer nobody waits for (inert: the
+	// sequence numbers that make them so never go down, since every
+	// restart keeps them). Proof: delivering a dead message
 	// removes it from the network and does nothing else (no fact, no
 	// event, no decision; an answered request's answer is sent again, dead
 	// too), in the state and in every state reached from it, and a state v
