@@ -555,12 +555,19 @@ inline restart() {
 		forget(w); wk[w].ops++; wk[w].pending = OpRead; wk[w].res = r; \
 		SEND(ReadReq, w, r, wk[w].inc, 0, 0, 0, 0, 0, 0, 0, 1); sortmsgs() }
 
+/* model.awaited: the sequenced advance the coordinator waits on, or its
+ * answer; the coordinator sends it again until answered, so the network
+ * does not lose it (a loss is a delay) */
+#define AWAITED(m) ((m.kind == AdvanceReq && m.req != 0 || m.kind == AdvanceRep) && \
+	waiting[m.res].worker != 0 && waiting[m.res].seq == m.req)
+
 /* deliver, drop, duplicate msg[i]; NOTSAME skips a message equal to the one
  * before it (fencecheck's Enabled lists one action for both). A Commit is
- * inside the sink: the network can neither lose nor duplicate it. */
+ * inside the sink: the network can neither lose nor duplicate it, nor lose
+ * an awaited advance. */
 #define MSG(i, NOTSAME) \
 	:: d_step { i < nmsg && NOTSAME && DELIVERABLE(msg[i]) -> deliver(i) } \
-	:: d_step { i < nmsg && NOTSAME && drops < DROPS && msg[i].kind != Commit -> \
+	:: d_step { i < nmsg && NOTSAME && drops < DROPS && msg[i].kind != Commit && !AWAITED(msg[i]) -> \
 		removemsg(i); drops++; sortmsgs() } \
 	:: d_step { i < nmsg && NOTSAME && dups < DUPS && nmsg < INFLIGHT && msg[i].kind != Commit -> \
 		CP(msg[nmsg], msg[i]); nmsg++; dups++; sortmsgs() }

@@ -176,6 +176,13 @@ typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
 Ghost ghost[R];
 byte fence[R];        /* the sink's fences (global: a holder's assertion reads them) */
 byte drops; byte dups; byte forged; /* faults used so far */
+/* the coordinator's grants in progress (in memory: a restart loses them);
+ * global so that the network can tell an awaited advance, which the
+ * coordinator sends again until answered and the network so does not lose
+ * (model.awaited), from one no one waits on */
+Waiting waiting[R];
+#define AWAITED(m) ((m.kind == AdvanceReq && m.req != 0 || m.kind == AdvanceRep) && \
+	waiting[m.r].worker != 0 && waiting[m.r].seq == m.req)
 
 /* the servers' scratch (their steps are d_steps: never interleaved) */
 hidden CMsg cur;
@@ -543,12 +550,12 @@ inline tick() {
 	:: atomic { d_step { len(coordq) > i -> fate = FNORMAL; cq_take(i); coord_deliver(); cq_restore(i) }; sendout() } \
 	:: atomic { d_step { len(coordq) > i && drops < DROPS -> fate = FLOSE; cq_take(i); coord_deliver(); cq_restore(i) }; sendout() } \
 	:: atomic { d_step { len(coordq) > i && dups < DUPS -> fate = FDUP; cq_take(i); coord_deliver(); cq_restore(i) }; sendout() } \
-	:: d_step { len(coordq) > i && drops < DROPS -> cq_take(i); drops++; cq_restore(i) } \
+	:: d_step { len(coordq) > i && drops < DROPS -> cq_take(i); \
+		if :: AWAITED(cur) -> CQPUSH(cur) :: else -> drops++ fi; cq_restore(i) } \
 	:: d_step { len(coordq) > i && dups < DUPS && CANSEND -> cq_take(i); dups++; CQPUSH(cur); CQPUSH(cur); cq_restore(i) }
 
 active proctype coordinator() {
 	Lease lease[R];         /* in memory: a restart loses it */
-	Waiting waiting[R];     /* in memory */
 	Ded dedup[R * W];       /* durable (the coordination store) */
 	byte advseq[R];         /* durable */
 	byte grace1 = 1;        /* RefHold's timer, plus one */
@@ -630,7 +637,8 @@ inline sink_deliver() {
 	:: atomic { d_step { len(sinkq) > i -> fate = FNORMAL; sq_take(sinkq, i); sink_deliver(); sq_restore(sinkq, i) }; sendout() } \
 	:: atomic { d_step { len(sinkq) > i && drops < DROPS -> fate = FLOSE; sq_take(sinkq, i); sink_deliver(); sq_restore(sinkq, i) }; sendout() } \
 	:: atomic { d_step { len(sinkq) > i && dups < DUPS -> fate = FDUP; sq_take(sinkq, i); sink_deliver(); sq_restore(sinkq, i) }; sendout() } \
-	:: d_step { len(sinkq) > i && drops < DROPS -> sq_take(sinkq, i); drops++; sq_restore(sinkq, i) } \
+	:: d_step { len(sinkq) > i && drops < DROPS -> sq_take(sinkq, i); \
+		if :: AWAITED(scur) -> SQPUSH(sinkq, scur) :: else -> drops++ fi; sq_restore(sinkq, i) } \
 	:: d_step { len(sinkq) > i && dups < DUPS && CANSEND -> sq_take(sinkq, i); dups++; SQPUSH(sinkq, scur); \
 		SQPUSH(sinkq, scur); sq_restore(sinkq, i) }
 

@@ -175,7 +175,7 @@ func TestSearchReportsProgress(t *testing.T) {
 		clock := &fakeClock{t: time.Unix(0, 0), step: time.Second}
 		var out, errb strings.Builder
 		ctx := withEnv(context.Background(), env{stderr: &errb, now: clock.now, every: 5 * time.Second})
-		args := []string{"search", "--variant", "reference", "--invariant", "fencing", "--runs", "30", "--steps", "100", "--json", "--out", t.TempDir()}
+		args := []string{"search", "--variant", "reference", "--invariant", "fencing", "--runs", "60", "--steps", "100", "--json", "--out", t.TempDir()}
 		if quiet {
 			args = append(args, "--quiet")
 		}
@@ -185,7 +185,7 @@ func TestSearchReportsProgress(t *testing.T) {
 			t.Fatalf("quiet=%v: exit %d\n%s", quiet, code, out.String())
 		}
 		lines := strings.Count(errb.String(), "progress: ")
-		if quiet && lines != 0 || !quiet && (lines < 4 || !strings.Contains(errb.String(), "/30 runs")) {
+		if quiet && lines != 0 || !quiet && (lines < 4 || !strings.Contains(errb.String(), "/60 runs")) {
 			t.Fatalf("quiet=%v: %d progress lines:\n%s", quiet, lines, errb.String())
 		}
 	}

@@ -77,7 +77,7 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 		if msg.Kind == Commit {
 			continue // inside the sink: the network cannot touch it
 		}
-		if int(s.Drops) < c.Drops {
+		if int(s.Drops) < c.Drops && !awaited(s, &msg) {
 			buf = append(buf, Action{Kind: Drop, Msg: msg})
 		}
 		if int(s.Dups) < c.Dups && canSend {
@@ -85,6 +85,23 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 		}
 	}
 	return buf
+}
+
+// awaited reports whether msg is the sequenced advance that a coordinator
+// waits on to grant an acquire, or the sink's answer to it. The coordinator
+// sends that advance again until it is answered, and the sink answers a
+// retry with the fence it gave, so a loss of either is only a delay, which
+// the network makes anyway: the network does not lose them. (Without the
+// resending, one lost advance would hold the resource for good: every later
+// acquire is answered "held" while the grant is in progress.) An advance
+// no one waits on any more (its coordinator restarted, or took the answer
+// from another copy) can be lost like any message.
+func awaited(s *State, msg *Msg) bool {
+	if msg.Kind != AdvanceReq && msg.Kind != AdvanceRep || msg.Req == 0 {
+		return false
+	}
+	wt := &s.Coord[msg.Replica].Wait[msg.Res]
+	return wt.Worker != 0 && wt.Seq == msg.Req
 }
 
 // forgeries appends worker w's forged writes: a token bigger than any

@@ -194,6 +194,44 @@ func TestCoordinatorRestartLosesTheLeaseTable(t *testing.T) {
 	}
 }
 
+// TestAwaitedAdvanceIsNotLost: the network does not lose the advance a
+// coordinator waits on to grant an acquire, nor the sink's answer to it
+// (the coordinator would send it again: a loss is a delay); it may
+// duplicate them. Once the coordinator no longer waits on it (a restart
+// lost the grant in progress), the advance can be lost like any message.
+func TestAwaitedAdvanceIsNotLost(t *testing.T) {
+	cfg := Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 3, InFlight: 3, Drops: 1, Dups: 1, Restarts: 1}
+	m, err := New(cfg, Design{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers := func(s *State, k Kind, mk uint8) bool {
+		for _, a := range m.Enabled(s, nil) {
+			if a.Kind == k && a.Msg.Kind == mk {
+				return true
+			}
+		}
+		return false
+	}
+	asked := []func(Action) bool{acquireAt(0, 0), deliver(AcquireReq, 0, 0)}
+	for _, c := range []struct {
+		picks []func(Action) bool
+		msg   uint8
+		lost  bool
+	}{
+		{asked, AdvanceReq, false},
+		{append(asked, deliver(AdvanceReq, 0, 0)), AdvanceRep, false},
+		{append(asked, kind(Restart, 0)), AdvanceReq, true},
+		{append(asked, deliver(AdvanceReq, 0, 0), kind(Restart, 0)), AdvanceRep, true},
+	} {
+		s := script(t, m, c.picks...).State
+		if offers(&s, Drop, c.msg) != c.lost || !offers(&s, Duplicate, c.msg) {
+			t.Fatalf("after %d steps (restart: %v): drop of message kind %d offered %v, want %v; duplicate offered %v, want true",
+				len(c.picks), c.lost, c.msg, offers(&s, Drop, c.msg), c.lost, offers(&s, Duplicate, c.msg))
+		}
+	}
+}
+
 // TestHolderKeepsItsResource: whatever a holder does, its writes go to the
 // resource its token was granted for.
 func TestHolderKeepsItsResource(t *testing.T) {
