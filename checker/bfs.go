@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/bits"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -500,23 +499,20 @@ type bfs struct {
 	expanded     atomic.Uint64 // states of the current level done
 	marked       atomic.Uint64 // and checked for subsumption (see subsume)
 	lastProgress time.Time
-	peakHeap     uint64
-	heap         uint64 // the last sample
-	gcHeap       uint64 // the heap after the last forced collection
-	compactedAt  uint64 // states stored when the set switched to hash compaction
-	denseAt      uint64 // states stored when the tables were first let fill to 7/8
-	layeredAt    uint64 // states stored when the first layer was set (see layer)
-	lastFresh    uint64 // new states of the last batch merged
-	chunkUse     uint64 // bytes of candidates a chunk of the last batch kept, on average
-	outsCap      uint64 // bytes the chunks' candidate buffers hold
+	mem          heapBudget // opt.MaxMemory, and the heap sampled
+	compactedAt  uint64     // states stored when the set switched to hash compaction
+	denseAt      uint64     // states stored when the tables were first let fill to 7/8
+	layeredAt    uint64     // states stored when the first layer was set (see layer)
+	lastFresh    uint64     // new states of the last batch merged
+	chunkUse     uint64     // bytes of candidates a chunk of the last batch kept, on average
+	outsCap      uint64     // bytes the chunks' candidate buffers hold
 	peakFrontier uint64
-	samples      []metrics.Sample
 	disk         disk  // checkpoints and spilled levels
 	crew         *crew // the goroutines but the caller's (parallel)
 }
 
 func newBFS(m *model.Machine, opt BFSOptions) *bfs {
-	b := &bfs{m: m, opt: opt, stop: opt.Stop, gor: opt.Goroutines}
+	b := &bfs{m: m, opt: opt, stop: opt.Stop, gor: opt.Goroutines, mem: heapBudget{max: opt.MaxMemory}}
 	if b.stop == 0 {
 		b.stop = ^spec.Set(0)
 	}
@@ -540,8 +536,6 @@ func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 	for i := range b.exps {
 		b.exps[i] = expander{canon: m.NewCanon(opt.Symmetry), kept: map[uint64]int32{}}
 	}
-	b.samples = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"}}
 	return b
 }
 
@@ -1282,28 +1276,12 @@ func (b *bfs) merge() {
 	if b.seen.len() > 1<<32-1 {
 		panic("checker: more than 2^32 states")
 	}
-	b.sampleHeap()
+	b.mem.sample()
 }
 
 // overBudget samples the heap and reports whether it, with what the next
 // batch, of n chunks, may allocate at once, reaches opt.MaxMemory.
-func (b *bfs) overBudget(n int) bool {
-	budget := b.opt.MaxMemory
-	if budget == 0 {
-		return false
-	}
-	b.sampleHeap()
-	if b.heap+b.batchGrowth(n) < budget {
-		return false
-	}
-	if b.heap < b.gcHeap+budget/16 {
-		return true // collected lately: what is there is live
-	}
-	runtime.GC() // the sample counts garbage not yet collected
-	b.sampleHeap()
-	b.gcHeap = b.heap
-	return b.heap+b.batchGrowth(n) >= budget
-}
+func (b *bfs) overBudget(n int) bool { return b.mem.over(b.batchGrowth(n)) }
 
 // compactAtBudget switches an exact search that met its memory budget to
 // hash compaction, if the options allow it, and reports whether it is now
@@ -1315,10 +1293,8 @@ func (b *bfs) compactAtBudget(n int) bool {
 	b.compactedAt = b.seen.len()
 	b.seen.compact()
 	b.opt.HashCompact = true
-	runtime.GC()
-	b.sampleHeap()
-	b.gcHeap = b.heap
-	return b.heap+b.batchGrowth(n) < b.opt.MaxMemory
+	b.mem.collect()
+	return b.mem.heap+b.batchGrowth(n) < b.opt.MaxMemory
 }
 
 // densify lets a hash-compact search that met its memory budget, where
@@ -1341,7 +1317,7 @@ func (b *bfs) densify(n int) bool {
 	if b.seen.dense() || !slices.ContainsFunc(b.seen.parts[:], func(p *visited) bool { return grows(p, fresh) }) {
 		return false
 	}
-	if b.seen.setDense(true); b.heap+b.batchGrowth(n) >= b.opt.MaxMemory {
+	if b.seen.setDense(true); b.mem.heap+b.batchGrowth(n) >= b.opt.MaxMemory {
 		b.seen.setDense(false) // the search stops as it was
 		return false
 	}
@@ -1395,7 +1371,7 @@ func (b *bfs) layer(n int) bool {
 				later += 8 << p.layer
 			}
 		}
-		if b.heap+b.batchGrowth(n)+later < b.opt.MaxMemory {
+		if b.mem.heap+b.batchGrowth(n)+later < b.opt.MaxMemory {
 			if b.denseAt == 0 {
 				b.denseAt = b.seen.len()
 			}
@@ -1484,26 +1460,14 @@ func (b *bfs) report() {
 		return
 	}
 	b.lastProgress = time.Now()
-	b.sampleHeap()
+	b.mem.sample()
 	el := time.Since(b.start)
 	n := b.seen.len()
 	b.opt.Progress(BFSProgress{States: n, Transitions: b.trans, Depth: b.depth,
 		Frontier: uint64(b.levelLen()), Expanded: b.expanded.Load(), Marked: b.marked.Load(), Elapsed: el,
-		Rate: float64(n) / max(el.Seconds(), 1e-9), Heap: b.heap, MaxMemory: b.opt.MaxMemory,
+		Rate: float64(n) / max(el.Seconds(), 1e-9), Heap: b.mem.heap, MaxMemory: b.opt.MaxMemory,
 		OnDisk: b.disk.cur != nil || b.disk.next != nil, CompactedAt: b.compactedAt, DenseAt: b.denseAt,
 		LayeredAt: b.layeredAt, Projection: Project(b.levels)})
-}
-
-func (b *bfs) sampleHeap() {
-	metrics.Read(b.samples)
-	var h uint64
-	for _, s := range b.samples {
-		if s.Value.Kind() == metrics.KindUint64 {
-			h += s.Value.Uint64()
-		}
-	}
-	b.heap = h
-	b.peakHeap = max(b.peakHeap, h)
 }
 
 func (b *bfs) result(stopped string) BFSResult {
@@ -1513,7 +1477,7 @@ func (b *bfs) result(stopped string) BFSResult {
 		MaxDepth: len(b.levels) - 1, Levels: b.levels, Unreduced: b.unreduced,
 		Reduction: float64(b.unreduced) / float64(n), Violated: b.violated, ViolatedIDs: b.violated.IDs(),
 		Elapsed: el, Rate: float64(n) / max(el.Seconds(), 1e-9), FrontierBytes: b.peakFrontier,
-		PeakHeapBytes: b.peakHeap, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, Probes: b.probes, CompactedAt: b.compactedAt, DenseAt: b.denseAt, LayeredAt: b.layeredAt, Shard: b.opt.Shard, Reached: b.reached}
+		PeakHeapBytes: b.mem.peak, HashCompact: b.opt.HashCompact, Reductions: b.m.Applies(b.opt.Reduce).String(), Subsumed: b.subsumed, Probes: b.probes, CompactedAt: b.compactedAt, DenseAt: b.denseAt, LayeredAt: b.layeredAt, Shard: b.opt.Shard, Reached: b.reached}
 	r.StoredBytes = b.seen.bytes() + b.paths.bytes()
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, b.omission)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 )
@@ -136,4 +138,70 @@ func FormatSize(n uint64) string {
 		}
 	}
 	return strconv.FormatUint(n, 10)
+}
+
+// heapMeter samples the Go heap as a memory budget counts it: the bytes of
+// heap objects (live, and garbage not yet collected) and of the heap the
+// runtime holds unused (runtime/metrics).
+type heapMeter []metrics.Sample
+
+func newHeapMeter() heapMeter {
+	return heapMeter{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+}
+
+// read returns the heap now.
+func (h heapMeter) read() uint64 {
+	metrics.Read(h)
+	var n uint64
+	for _, s := range h {
+		if s.Value.Kind() == metrics.KindUint64 {
+			n += s.Value.Uint64()
+		}
+	}
+	return n
+}
+
+// heapBudget keeps a search's Go heap within max bytes (0: no budget):
+// it samples the heap (heap, peak) and tells when it reaches the budget.
+type heapBudget struct {
+	max    uint64
+	meter  heapMeter
+	heap   uint64 // the last sample
+	peak   uint64 // the largest sample
+	gcHeap uint64 // the heap after the last forced collection
+}
+
+// sample reads the heap into heap and peak, and returns it.
+func (b *heapBudget) sample() uint64 {
+	if b.meter == nil {
+		b.meter = newHeapMeter()
+	}
+	b.heap = b.meter.read()
+	b.peak = max(b.peak, b.heap)
+	return b.heap
+}
+
+// collect forces a collection and samples the heap after it.
+func (b *heapBudget) collect() {
+	runtime.GC()
+	b.gcHeap = b.sample()
+}
+
+// over samples the heap and reports whether it, with extra bytes more,
+// reaches the budget. A sample counts garbage not yet collected, so one
+// over the budget forces a collection and samples again, unless there was
+// one since the heap grew by a sixteenth of the budget (then what is
+// there is live).
+func (b *heapBudget) over(extra uint64) bool {
+	if b.max == 0 {
+		return false
+	}
+	if b.sample()+extra < b.max {
+		return false
+	}
+	if b.heap < b.gcHeap+b.max/16 {
+		return true
+	}
+	b.collect()
+	return b.heap+extra >= b.max
 }

@@ -278,7 +278,7 @@ func TestDensifyAtBudget(t *testing.T) {
 		if b.batchGrowth(batchChunks) < setParts*2*4096*8 {
 			t.Fatalf("compact %v: the tables' doubling is not in the growth", compact)
 		}
-		b.heap, b.opt.MaxMemory = 1<<30, 1<<30+b.batchGrowth(batchChunks)-setParts*2*4096*8 // not even for the rest
+		b.mem.heap, b.opt.MaxMemory = 1<<30, 1<<30+b.batchGrowth(batchChunks)-setParts*2*4096*8 // not even for the rest
 		if b.densify(batchChunks) || b.denseAt != 0 || b.seen.parts[0].dense {
 			t.Fatalf("compact %v: densified where dense tables do not fit either", compact)
 		}
@@ -334,7 +334,7 @@ func TestLayerAtBudget(t *testing.T) {
 	if g := b.seen.growth(fresh); g != uint64(len(grow))*8<<15+uint64(len(still))*8<<14 {
 		t.Fatalf("the tables' growth %d: not %d doubling and %d more to double", g, len(grow), len(still))
 	}
-	b.heap = 1 << 30
+	b.mem.heap = 1 << 30
 	other := b.batchGrowth(batchChunks) - b.seen.growth(fresh)
 	reset := func(dense bool) {
 		for _, p := range b.seen.parts {
@@ -345,7 +345,7 @@ func TestLayerAtBudget(t *testing.T) {
 	}
 	for _, k := range []uint{14, 13, minTableBits} {
 		reset(k != 13) // densified too
-		b.opt.MaxMemory = b.heap + other + setParts*8<<k + 1
+		b.opt.MaxMemory = b.mem.heap + other + setParts*8<<k + 1
 		if !b.layer(batchChunks) || b.layeredAt != b.seen.len() || !b.seen.dense() {
 			t.Fatalf("2^%d slots fit: layered at %d of %d states, dense %v", k, b.layeredAt, b.seen.len(), b.seen.dense())
 		}
@@ -360,7 +360,7 @@ func TestLayerAtBudget(t *testing.T) {
 	}
 	for _, dense := range []bool{false, true} {
 		reset(dense)
-		b.opt.MaxMemory = b.heap + other + setParts*8<<minTableBits // not even the least
+		b.opt.MaxMemory = b.mem.heap + other + setParts*8<<minTableBits // not even the least
 		if b.layer(batchChunks) || b.layeredAt != 0 || b.seen.dense() != dense || slices.ContainsFunc(b.seen.parts[:], func(p *visited) bool { return p.layer != 0 }) {
 			t.Fatalf("dense %v: layered where nothing fits (dense %v)", dense, b.seen.dense())
 		}
@@ -371,7 +371,7 @@ func TestLayerAtBudget(t *testing.T) {
 		}
 	}
 	reset(true)
-	b.opt.MaxMemory = b.heap + other + setParts*8<<14 + 1
+	b.opt.MaxMemory = b.mem.heap + other + setParts*8<<14 + 1
 	full(still[0])
 	if !b.layer(batchChunks) || still[0].layer != 0 {
 		t.Fatalf("a part of %d tables not due to grow: its next of 2^%d slots", maxLayers, still[0].layer)

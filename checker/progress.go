@@ -21,6 +21,10 @@ type ProgressOptions struct {
 	// extended machine's fault-free graph): a check cut short has no
 	// verdict (ProgressResult.Complete is false).
 	MaxStates uint64
+	// MaxMemory, when positive, is a budget of Go heap, counted as
+	// BFSOptions.MaxMemory is: a check that reaches it stops with no
+	// verdict (ProgressResult.Stopped is StopMemory).
+	MaxMemory uint64
 	// Fixpoint judges by the extended machine's whole fault-free graph and
 	// a backward fixpoint over it, instead of the default goal-directed
 	// search. Both are exact; the fixpoint stores every state and edge of
@@ -37,8 +41,11 @@ type ProgressResult struct {
 	States   uint64
 	Extended uint64
 	// Complete tells that both explorations ended: only then do Stuck and
-	// Witness mean anything.
+	// Witness mean anything. Stopped says why not: StopMaxStates,
+	// StopMemory or StopCancelled (empty when Complete, or when Err is
+	// set).
 	Complete bool
+	Stopped  string
 	// Stuck is the number of reachable states from which no fault-free
 	// continuation (in the extended machine) reaches a state where every
 	// task is committed.
@@ -162,7 +169,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 		return res, nil
 	}
 	res.ExtendedConfig = big.Config
-	over := func(n int) bool { return opt.MaxStates > 0 && uint64(n) > opt.MaxStates }
+	lim := &progressLimits{ctx: ctx, maxStates: opt.MaxStates, mem: heapBudget{max: opt.MaxMemory}}
 	var buf []model.Action
 
 	// 1. The original machine's reachable states, with parent links.
@@ -182,8 +189,8 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	}
 	add(m.Init(), link{})
 	for i := 0; i < len(reach); i++ {
-		if i%4096 == 0 && ctx.Err() != nil || over(len(reach)) {
-			res.States = uint64(len(reach))
+		if lim.over(len(reach)) {
+			res.States, res.Stopped = uint64(len(reach)), lim.stopped
 			return res, nil
 		}
 		s := reach[i]
@@ -195,7 +202,8 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 		}
 	}
 	res.States = uint64(len(reach))
-	if over(len(reach)) {
+	if lim.over(len(reach)) {
+		res.Stopped = lim.stopped
 		return res, nil
 	}
 
@@ -211,9 +219,10 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	if opt.Fixpoint {
 		verdict = fixpoint
 	}
-	ok, n, done := verdict(ctx, big, reach, over)
+	ok, n := verdict(big, reach, lim)
 	res.Extended = uint64(n)
-	if !done {
+	if ok == nil {
+		res.Stopped = lim.stopped
 		return res, nil
 	}
 
@@ -244,12 +253,39 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	return res, g
 }
 
+// progressLimits stops a progress check: its context, its state limit
+// and its heap budget.
+type progressLimits struct {
+	ctx       context.Context
+	maxStates uint64
+	mem       heapBudget
+	calls     uint64
+	stopped   string // why it stopped (Stop*), once it has
+}
+
+// over reports whether the check must stop with n states stored. It looks
+// at the context and the heap every 4096 calls.
+func (l *progressLimits) over(n int) bool {
+	switch {
+	case l.stopped != "":
+	case l.maxStates > 0 && uint64(n) > l.maxStates:
+		l.stopped = StopMaxStates
+	case l.calls%4096 != 0:
+	case l.ctx.Err() != nil:
+		l.stopped = StopCancelled
+	case l.mem.over(0):
+		l.stopped = StopMemory
+	}
+	l.calls++
+	return l.stopped != ""
+}
+
 // fixpoint judges the reachable states by the extended machine's whole
 // fault-free graph from them, explored forward (goals not expanded), and a
 // backward fixpoint from its committed states over reversed edges. It
-// returns each state's verdict, the extended states explored, and whether
-// it ran to the end.
-func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over func(int) bool) ([]bool, int, bool) {
+// returns each state's verdict (nil if lim stopped it) and the extended
+// states explored.
+func fixpoint(big *model.Machine, reach []model.State, lim *progressLimits) ([]bool, int) {
 	var buf []model.Action
 	// The fault-free graph, its edges kept as (from, to) pairs, sorted
 	// into predecessor lists below.
@@ -263,8 +299,8 @@ func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over
 	}
 	var from, to []uint32
 	for i := 0; i < len(ext); i++ {
-		if i%4096 == 0 && ctx.Err() != nil || over(len(ext)) {
-			return nil, len(ext), false
+		if lim.over(len(ext)) {
+			return nil, len(ext)
 		}
 		s := ext[i]
 		if committed(big, &s) {
@@ -286,8 +322,8 @@ func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over
 			from, to = append(from, uint32(i)), append(to, j)
 		}
 	}
-	if over(len(ext)) {
-		return nil, len(ext), false
+	if lim.over(len(ext)) {
+		return nil, len(ext)
 	}
 
 	// Reverse adjacency (compressed: the predecessors of state j are
@@ -325,14 +361,11 @@ func fixpoint(ctx context.Context, big *model.Machine, reach []model.State, over
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		return nil, len(ext), false
-	}
 	ok := make([]bool, len(reach))
 	for i := range reach {
 		ok[i] = good[eindex[reach[i]]]
 	}
-	return ok, len(ext), true
+	return ok, len(ext)
 }
 
 // progressRank orders a state's fault-free successors for the search:
@@ -361,7 +394,7 @@ func progressRank(k model.Kind) int {
 // search's path can commit. A search that ends without one has seen the
 // whole closure of its root, none of it able to commit: every state it
 // visited is stuck. Verdicts are kept across roots.
-func search(ctx context.Context, big *model.Machine, reach []model.State, over func(int) bool) ([]bool, int, bool) {
+func search(big *model.Machine, reach []model.State, lim *progressLimits) ([]bool, int) {
 	const good, bad = 1, 2
 	verdict := map[model.State]uint8{}
 	type frame struct {
@@ -384,7 +417,6 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 		return out
 	}
 	ok := make([]bool, len(reach))
-	var steps int
 	for i, root := range reach {
 		if v, seen := verdict[root]; seen {
 			ok[i] = v == good
@@ -398,8 +430,8 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 			frames = append(frames, frame{succ: expand(root)})
 		}
 		for !found && len(frames) > 0 {
-			if steps++; steps%4096 == 0 && ctx.Err() != nil || over(len(verdict)+len(visited)) {
-				return nil, len(verdict) + len(visited), false
+			if lim.over(len(verdict) + len(visited)) {
+				return nil, len(verdict) + len(visited)
 			}
 			f := &frames[len(frames)-1]
 			if f.next == len(f.succ) {
@@ -428,5 +460,5 @@ func search(ctx context.Context, big *model.Machine, reach []model.State, over f
 		}
 		ok[i] = found
 	}
-	return ok, len(verdict), true
+	return ok, len(verdict)
 }

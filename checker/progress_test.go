@@ -297,16 +297,34 @@ func TestProgressFixpoint(t *testing.T) {
 	}
 }
 
-// TestProgressMaxStates: a check cut short gives no verdict.
+// TestProgressMaxStates: a check cut short, by its state limit, its
+// context or its heap budget, gives no verdict and says why.
 func TestProgressMaxStates(t *testing.T) {
 	m := newMachine(t, progressStuck, rejectAll)
 	r := Progress(context.Background(), m, ProgressOptions{MaxStates: 50})
-	if r.Complete || r.Stuck != 0 || r.Witness != nil {
+	if r.Complete || r.Stopped != StopMaxStates || r.Stuck != 0 || r.Witness != nil {
 		t.Fatalf("cut short but %+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if r := Progress(ctx, m, ProgressOptions{}); r.Complete {
-		t.Fatal("cancelled but complete")
+	if r := Progress(ctx, m, ProgressOptions{}); r.Complete || r.Stopped != StopCancelled {
+		t.Fatalf("cancelled but %+v", r)
 	}
+	if r := Progress(context.Background(), m, ProgressOptions{}); !r.Complete || r.Stopped != "" {
+		t.Fatalf("not cut short but %+v", r)
+	}
+}
+
+// TestProgressMemoryBudget: a check that needs more heap than its budget
+// (every fault kind once: 330,512 reachable states and about 1.2 GB)
+// stops at it with no verdict, before it has explored them all.
+func TestProgressMemoryBudget(t *testing.T) {
+	every := progressFaults
+	every.Dups, every.Restarts, every.SinkRestarts = 1, 1, 1
+	m := newMachine(t, every, model.Design{})
+	r := Progress(context.Background(), m, ProgressOptions{MaxMemory: 96 << 20})
+	if r.Complete || r.Stopped != StopMemory || r.Stuck != 0 || r.Witness != nil || r.States == 0 || r.States >= 330512 {
+		t.Fatalf("over budget but %+v", r)
+	}
+	t.Logf("stopped after %d states, %d extended", r.States, r.Extended)
 }

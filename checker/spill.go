@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -392,10 +391,8 @@ func (b *bfs) atBudget(lo, n int) string {
 		if !b.spill(lo) {
 			return StopError
 		}
-		runtime.GC()
-		b.sampleHeap()
-		b.gcHeap = b.heap
-		if b.heap+b.batchGrowth(n) < b.opt.MaxMemory {
+		b.mem.collect()
+		if b.mem.heap+b.batchGrowth(n) < b.opt.MaxMemory {
 			return StopComplete
 		}
 	}

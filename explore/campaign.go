@@ -311,7 +311,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		summary["bfs"] = res
 		pf = newProof(m, v, opt, res, *invID)
 		if live.on {
-			if pf.Progress, err = live.check(ctx, m, v, res, *seed, *out, cat); err != nil {
+			if pf.Progress, err = live.check(ctx, m, v, res, uint64(*memBudget), *seed, *out, cat); err != nil {
 				return 0, err
 			}
 		}
@@ -637,10 +637,19 @@ func (f *sizeFlag) Set(s string) error {
 // (BENCHMARKS.md). Under the limit the runtime returns freed pages to
 // keep below it.
 func runBFS(ctx context.Context, m *model.Machine, opt checker.BFSOptions) checker.BFSResult {
-	if limit := memoryLimit(opt.MaxMemory); opt.MaxMemory > 0 && limit < debug.SetMemoryLimit(-1) {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
-	}
+	defer holdMemoryLimit(opt.MaxMemory)()
 	return checker.BFS(ctx, m, opt)
+}
+
+// holdMemoryLimit sets the Go runtime's memory limit to
+// memoryLimit(budget), when a budget is set and that is lower than the
+// limit in force, and returns the function that restores it.
+func holdMemoryLimit(budget uint64) (restore func()) {
+	if limit := memoryLimit(budget); budget > 0 && limit < debug.SetMemoryLimit(-1) {
+		old := debug.SetMemoryLimit(limit)
+		return func() { debug.SetMemoryLimit(old) }
+	}
+	return func() {}
 }
 
 // memoryLimit is the runtime memory limit runBFS holds for a heap budget:

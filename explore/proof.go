@@ -469,16 +469,19 @@ type witness struct {
 	cat []spec.Variant
 }
 
-// check runs the progress check on m after a BFS that ended with res, and
+// check runs the progress check on m after a BFS that ended with res,
+// within the search's heap budget maxMemory (--max-memory, 0: none), and
 // saves a failure's witness under out (as the counterexamples are).
-func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, seed uint64, out string, cat []spec.Variant) (*progressReport, error) {
+func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, maxMemory uint64, seed uint64, out string, cat []spec.Variant) (*progressReport, error) {
 	r := &progressReport{Extra: l.extra}
 	if res.Stopped != checker.StopComplete {
 		r.Reason = fmt.Sprintf("it runs only after a search that explored every reachable state; this one stopped: %s (%s)", res.Stopped, stopMeaning[res.Stopped])
 		return r, nil
 	}
 	start := time.Now()
-	p := checker.Progress(ctx, m, checker.ProgressOptions{Extra: l.extra, MaxStates: l.maxStates})
+	restore := holdMemoryLimit(maxMemory)
+	p := checker.Progress(ctx, m, checker.ProgressOptions{Extra: l.extra, MaxStates: l.maxStates, MaxMemory: maxMemory})
+	restore()
 	r.Elapsed = time.Since(start).Round(time.Millisecond).String()
 	if p.Err != nil {
 		return nil, usagef("--liveness: %v", p.Err)
@@ -486,7 +489,10 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	r.States, r.Extended, r.Ops, r.Grants = p.States, p.Extended, p.ExtendedConfig.Ops, p.ExtendedConfig.Grants
 	if !p.Complete {
 		cause := fmt.Sprintf("--liveness-max-states %d reached", l.maxStates)
-		if ctx.Err() != nil {
+		switch p.Stopped {
+		case checker.StopMemory:
+			cause = fmt.Sprintf("--max-memory %s reached", checker.FormatSize(maxMemory))
+		case checker.StopCancelled:
 			cause = stopCause(ctx)
 		}
 		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states (%s)", p.States, p.Extended, cause)

@@ -326,9 +326,9 @@ func TestLivenessWitnessReplays(t *testing.T) {
 }
 
 // TestLivenessNotChecked: progress is checked only after a search that
-// explored every reachable state, and within its own state limit; else the
-// report says "not checked" and why, and a search that would otherwise pass
-// exits 3.
+// explored every reachable state, and within its own state limit and the
+// search's heap budget; else the report says "not checked" and why, and a
+// search that would otherwise pass exits 3.
 func TestLivenessNotChecked(t *testing.T) {
 	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--liveness", "--out", t.TempDir()}, tinyBFS...)
 	for _, c := range []struct {
@@ -338,6 +338,7 @@ func TestLivenessNotChecked(t *testing.T) {
 		{[]string{"--depth", "22", "--reduce=false"}, "only after a search that explored every reachable state; this one stopped: depth"},
 		{[]string{"--max-states", "10"}, "this one stopped: max-states"},
 		{[]string{"--liveness-max-states", "100"}, "--liveness-max-states 100 reached"},
+		{[]string{"--max-memory", "32MiB"}, "--max-memory 32MiB reached"}, // the search needs less, the check more
 	} {
 		code, stdout, _ := explore(t, append(base, c.extra...)...)
 		if code != exitIncomplete || !strings.Contains(stdout, "progress not checked: ") || !strings.Contains(stdout, c.reason) ||
