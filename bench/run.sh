@@ -14,8 +14,8 @@
 # Usage: bench/run.sh [--bound small|faults|big] [-D NAME=VALUE]... [--timeout SECONDS]
 #                     [--memlim MB] [--variant NAME] [--no-variant] [--no-procs]
 #                     [--spin-only] [--keep] [--baseline REV] [--pairs N]
-#   --bound small   (default) OPS=2 TTL=1 DROPS=1: 8.55M states, minutes in all
-#   --bound faults  OPS=1 TTL=2 INFLIGHT=1 and every fault budget 1: 614,216 states
+#   --bound small   (default) OPS=2 TTL=1 DROPS=1: 6.72M states, minutes in all
+#   --bound faults  OPS=1 TTL=2 INFLIGHT=1 and every fault budget 1: 479,204 states
 #   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: not measured since the four-step grant
 #                   (25M states before it); several GB for Spin
 #   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES)
