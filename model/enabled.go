@@ -92,8 +92,9 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 // sends that advance again until it is answered, and the sink answers a
 // retry with the fence it gave, so a loss of either is only a delay, which
 // the network makes anyway: the network does not lose them. (Without the
-// resending, one lost advance would hold the resource for good: every later
-// acquire is answered "held" while the grant is in progress.) An advance
+// resending, one lost advance would hold the resource for good once its
+// worker gave up on the acquire: every later acquire is answered "held"
+// while the grant is in progress.) An advance
 // no one waits on any more (its coordinator restarted, or took the answer
 // from another copy) can be lost like any message.
 func awaited(s *State, msg *Msg) bool {
