@@ -153,8 +153,56 @@ func Progress(ctx context.Context, m *model.Machine, opt ProgressOptions) Progre
 // can reach a committed state fault-free in the extended machine big.
 type progressGraph struct {
 	big   *model.Machine
-	reach []model.State
+	reach *stateKeys
 	ok    []bool
+}
+
+// stateKeys is a set of states stored as their encodings under machine m
+// (Machine.Encode), numbered in the order they were added: a few times
+// less memory than the states themselves (641 bytes each), which a
+// progress check, with no symmetry, stores by the million.
+type stateKeys struct {
+	m     *model.Machine
+	keys  []string
+	index map[string]uint32
+	buf   []byte
+}
+
+func newStateKeys(m *model.Machine) *stateKeys {
+	return &stateKeys{m: m, index: map[string]uint32{}}
+}
+
+// len is the number of states stored.
+func (k *stateKeys) len() int { return len(k.keys) }
+
+// add stores s unless it is there already; it returns s's number and
+// whether s is new.
+func (k *stateKeys) add(s *model.State) (uint32, bool) {
+	if i, ok := k.find(s); ok {
+		return i, false
+	}
+	key := string(k.buf)
+	i := uint32(len(k.keys))
+	k.keys = append(k.keys, key)
+	k.index[key] = i
+	return i, true
+}
+
+// find returns s's number, if s is stored.
+func (k *stateKeys) find(s *model.State) (uint32, bool) {
+	k.buf = k.m.Encode(s, k.buf[:0])
+	i, ok := k.index[string(k.buf)]
+	return i, ok
+}
+
+// state returns state number i.
+func (k *stateKeys) state(i uint32) model.State {
+	var s model.State
+	k.buf = append(k.buf[:0], k.keys[i]...)
+	if err := k.m.Decode(k.buf, &s); err != nil {
+		panic(fmt.Sprintf("checker: stored state %d does not decode: %v", i, err)) // Encode wrote it
+	}
+	return s
 }
 
 func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (ProgressResult, *progressGraph) {
@@ -177,40 +225,39 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 		parent uint32
 		act    model.Action
 	}
-	index := map[model.State]uint32{}
-	var reach []model.State
+	reach := newStateKeys(m)
 	var parents []link
-	add := func(s model.State, l link) {
-		if _, ok := index[s]; !ok {
-			index[s] = uint32(len(reach))
-			reach = append(reach, s)
+	add := func(s *model.State, l link) {
+		if _, isNew := reach.add(s); isNew {
 			parents = append(parents, l)
 		}
 	}
-	add(m.Init(), link{})
-	for i := 0; i < len(reach); i++ {
-		if lim.over(len(reach)) {
-			res.States, res.Stopped = uint64(len(reach)), lim.stopped
+	init := m.Init()
+	add(&init, link{})
+	for i := 0; i < reach.len(); i++ {
+		if lim.over(reach.len()) {
+			res.States, res.Stopped = uint64(reach.len()), lim.stopped
 			return res, nil
 		}
-		s := reach[i]
+		s := reach.state(uint32(i))
 		buf = m.Enabled(&s, buf[:0])
 		for _, a := range buf {
 			t := s
 			m.Next(&t, &a)
-			add(t, link{uint32(i), a})
+			add(&t, link{uint32(i), a})
 		}
 	}
-	res.States = uint64(len(reach))
-	if lim.over(len(reach)) {
+	res.States = uint64(reach.len())
+	if lim.over(reach.len()) {
 		res.Stopped = lim.stopped
 		return res, nil
 	}
 
 	// 2. Which of them reach a committed state fault-free in the
 	// extended machine.
-	for i := range reach {
-		if err := extendsState(m, big, &reach[i]); err != nil {
+	for i := range reach.len() {
+		s := reach.state(uint32(i))
+		if err := extendsState(m, big, &s); err != nil {
 			res.Err = err
 			return res, nil
 		}
@@ -230,7 +277,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	// breadth-first, so the first stuck state is a shallowest one.
 	g := &progressGraph{big: big, reach: reach, ok: ok}
 	first := -1
-	for i := range reach {
+	for i := range ok {
 		if !ok[i] {
 			res.Stuck++
 			if first < 0 {
@@ -285,24 +332,21 @@ func (l *progressLimits) over(n int) bool {
 // backward fixpoint from its committed states over reversed edges. It
 // returns each state's verdict (nil if lim stopped it) and the extended
 // states explored.
-func fixpoint(big *model.Machine, reach []model.State, lim *progressLimits) ([]bool, int) {
+func fixpoint(big *model.Machine, reach *stateKeys, lim *progressLimits) ([]bool, int) {
 	var buf []model.Action
 	// The fault-free graph, its edges kept as (from, to) pairs, sorted
 	// into predecessor lists below.
-	eindex := make(map[model.State]uint32, len(reach))
-	ext := make([]model.State, 0, len(reach))
-	for _, s := range reach {
-		if _, ok := eindex[s]; !ok {
-			eindex[s] = uint32(len(ext))
-			ext = append(ext, s)
-		}
+	ext := newStateKeys(big)
+	for i := range reach.len() {
+		s := reach.state(uint32(i))
+		ext.add(&s)
 	}
 	var from, to []uint32
-	for i := 0; i < len(ext); i++ {
-		if lim.over(len(ext)) {
-			return nil, len(ext)
+	for i := 0; i < ext.len(); i++ {
+		if lim.over(ext.len()) {
+			return nil, ext.len()
 		}
-		s := ext[i]
+		s := ext.state(uint32(i))
 		if committed(big, &s) {
 			continue // a goal: what follows it does not matter
 		}
@@ -313,40 +357,36 @@ func fixpoint(big *model.Machine, reach []model.State, lim *progressLimits) ([]b
 			}
 			t := s
 			big.Next(&t, &a)
-			j, ok := eindex[t]
-			if !ok {
-				j = uint32(len(ext))
-				eindex[t] = j
-				ext = append(ext, t)
-			}
+			j, _ := ext.add(&t)
 			from, to = append(from, uint32(i)), append(to, j)
 		}
 	}
-	if lim.over(len(ext)) {
-		return nil, len(ext)
+	n := ext.len()
+	if lim.over(n) {
+		return nil, n
 	}
 
 	// Reverse adjacency (compressed: the predecessors of state j are
 	// pred[start[j]:start[j+1]]), then the backward fixpoint from the
 	// committed states.
-	start := make([]uint32, len(ext)+1)
+	start := make([]uint32, n+1)
 	for _, j := range to {
 		start[j+1]++
 	}
-	for j := 1; j <= len(ext); j++ {
+	for j := 1; j <= n; j++ {
 		start[j] += start[j-1]
 	}
 	pred := make([]uint32, len(to))
-	fill := append([]uint32(nil), start[:len(ext)]...)
+	fill := append([]uint32(nil), start[:n]...)
 	for k, j := range to {
 		pred[fill[j]] = from[k]
 		fill[j]++
 	}
 	from, to, fill = nil, nil, nil
-	good := make([]bool, len(ext))
+	good := make([]bool, n)
 	var queue []uint32
-	for j := range ext {
-		if committed(big, &ext[j]) {
+	for j := range n {
+		if s := ext.state(uint32(j)); committed(big, &s) {
 			good[j] = true
 			queue = append(queue, uint32(j))
 		}
@@ -361,11 +401,7 @@ func fixpoint(big *model.Machine, reach []model.State, lim *progressLimits) ([]b
 			}
 		}
 	}
-	ok := make([]bool, len(reach))
-	for i := range reach {
-		ok[i] = good[eindex[reach[i]]]
-	}
-	return ok, len(ext)
+	return good[:reach.len()], n // the reachable states are the first added
 }
 
 // progressRank orders a state's fault-free successors for the search:
@@ -394,14 +430,16 @@ func progressRank(k model.Kind) int {
 // search's path can commit. A search that ends without one has seen the
 // whole closure of its root, none of it able to commit: every state it
 // visited is stuck. Verdicts are kept across roots.
-func search(big *model.Machine, reach []model.State, lim *progressLimits) ([]bool, int) {
+func search(big *model.Machine, reach *stateKeys, lim *progressLimits) ([]bool, int) {
 	const good, bad = 1, 2
-	verdict := map[model.State]uint8{}
+	verdict := map[string]uint8{} // by big's encoding
 	type frame struct {
 		succ []model.State
 		next int
 	}
 	var buf []model.Action
+	var kbuf []byte
+	key := func(s *model.State) []byte { kbuf = big.Encode(s, kbuf[:0]); return kbuf }
 	expand := func(s model.State) []model.State {
 		buf = big.Enabled(&s, buf[:0])
 		var out []model.State
@@ -416,14 +454,16 @@ func search(big *model.Machine, reach []model.State, lim *progressLimits) ([]boo
 		}
 		return out
 	}
-	ok := make([]bool, len(reach))
-	for i, root := range reach {
-		if v, seen := verdict[root]; seen {
+	ok := make([]bool, reach.len())
+	for i := range ok {
+		root := reach.state(uint32(i))
+		if v, seen := verdict[string(key(&root))]; seen {
 			ok[i] = v == good
 			continue
 		}
-		visited := map[model.State]bool{root: true}
-		path := []model.State{root}
+		rk := string(kbuf)
+		visited := map[string]bool{rk: true}
+		path := []string{rk}
 		var frames []frame
 		found := committed(big, &root)
 		if !found {
@@ -440,22 +480,24 @@ func search(big *model.Machine, reach []model.State, lim *progressLimits) ([]boo
 			}
 			t := f.succ[f.next]
 			f.next++
-			if v := verdict[t]; v == good || v == 0 && committed(big, &t) {
-				path = append(path, t)
+			v := verdict[string(key(&t))]
+			if v == good || v == 0 && committed(big, &t) {
+				path = append(path, string(kbuf))
 				found = true
-			} else if v == 0 && !visited[t] {
-				visited[t] = true
-				path = append(path, t)
+			} else if v == 0 && !visited[string(kbuf)] {
+				tk := string(kbuf)
+				visited[tk] = true
+				path = append(path, tk)
 				frames = append(frames, frame{succ: expand(t)})
 			}
 		}
 		if found {
-			for _, s := range path {
-				verdict[s] = good
+			for _, k := range path {
+				verdict[k] = good
 			}
 		} else {
-			for s := range visited {
-				verdict[s] = bad
+			for k := range visited {
+				verdict[k] = bad
 			}
 		}
 		ok[i] = found

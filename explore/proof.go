@@ -411,7 +411,7 @@ func livenessFlags(fs *flag.FlagSet) *liveness {
 	l := &liveness{}
 	fs.BoolVar(&l.on, "liveness", false, "bfs: after a search that explored every reachable state, check progress (checker.Progress): from every reachable state every task can still be committed with no further fault; a failure is exit 1, with a witness saved under --out; not checked (an incomplete or depth-bounded search, its own limit) is exit 3")
 	fs.IntVar(&l.extra, "liveness-extra", 2, "--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1)")
-	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (no symmetry, about 2 KB a state); reaching it is not checked (exit 3)")
+	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (no symmetry, about 400 bytes a state); reaching it is not checked (exit 3)")
 	return l
 }
 
