@@ -24,12 +24,12 @@ var proofConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Op
 	Restarts: 1}
 
 // faultConfigs are the configurations of the proofs with more faults,
-// each hash-compact: proofConfig with one takeover and a lost message (4.0M
-// states, about 9 s on 2 cores); and every kind of fault at once — a lost
+// each hash-compact: proofConfig with one takeover and a lost message (3.4M
+// states, about 6 s on 2 cores); and every kind of fault at once — a lost
 // and a duplicated message, a worker crash, a coordinator restart, a forged
-// token — with two operations per worker and two takeovers (6.5M states,
-// about 15 s); and threeWorkers with a coordinator restart that loses the
-// lease table (3.1M states, about 7 s).
+// token — with two operations per worker and two takeovers (5.4M states,
+// about 11 s); and threeWorkers with a coordinator restart that loses the
+// lease table (3.1M states, about 5 s).
 var faultConfigs = []model.Config{
 	{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 2, Drops: 1, Restarts: 1},
 	{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 3, InFlight: 2, Drops: 1, Dups: 1, Crashes: 1,
