@@ -94,9 +94,9 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 // the network makes anyway: the network does not lose them. (Without the
 // resending, one lost advance would hold the resource for good once its
 // worker gave up on the acquire: every later acquire is answered "held"
-// while the grant is in progress.) An advance
-// no one waits on any more (its coordinator restarted, or took the answer
-// from another copy) can be lost like any message.
+// while the grant is in progress.) An advance no one waits on any more
+// (its coordinator restarted, or took the answer from another copy) can be
+// lost like any message.
 func awaited(s *State, msg *Msg) bool {
 	if msg.Kind != AdvanceReq && msg.Kind != AdvanceRep || msg.Req == 0 {
 		return false
