@@ -457,6 +457,10 @@ inline read() {
 	REPLY(ReadRep, 0, 0, RepOK, result[cur.res].writer, result[cur.res].token)
 }
 
+/* model.State.normal: a worker with neither an outstanding operation nor a
+ * token has no resource (Res 0): no step reads it */
+#define IDLE(w) if :: wk[w].token == 0 -> wk[w].res = 0 :: else fi
+
 /* model.stepper.receive: a worker gets a reply */
 inline receive() {
 	w_ = cur.worker;
@@ -481,7 +485,8 @@ inline receive() {
 			:: cur.kind == ReleaseRep -> wk[w_].token = 0; wk[w_].grant = 0
 			:: else
 			fi
-		fi
+		fi;
+		IDLE(w_)
 	fi
 }
 
@@ -543,9 +548,9 @@ inline restart() {
 	:: d_step { !wk[w].paused && wk[w].pending == OpAcquire && nmsg < INFLIGHT -> \
 		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending != OpNone -> \
-		wk[w].pending = OpNone; forget(w); sortmsgs() } \
+		wk[w].pending = OpNone; forget(w); IDLE(w); sortmsgs() } \
 	:: d_step { crashes < CRASHES -> \
-		crashes++; wk[w].pending = OpNone; forget(w); wk[w].inc++; wk[w].paused = 0; sortmsgs() }
+		crashes++; wk[w].pending = OpNone; forget(w); wk[w].inc++; wk[w].paused = 0; IDLE(w); sortmsgs() }
 
 #define WORKER_RES(w, r) \
 	:: d_step { CANSTART(w) && wk[w].token == 0 -> \

@@ -175,9 +175,10 @@ type BFSResult struct {
 	MaxDepth    int      `json:"maxDepth"`
 	Levels      []uint64 `json:"levels"`
 	// Unreduced is the sum of the stored states' orbit sizes: the number of
-	// states they stand for (equal to States without symmetry). When the
-	// initial state is invariant under the symmetry (always for workers),
-	// it is the number of states a search without symmetry stores.
+	// states they stand for (equal to States without symmetry): the number
+	// of states a search without symmetry stores, since every renaming
+	// leaves the initial state as it is (for resources too: a worker's Res
+	// is 0 when it has no resource).
 	// Reduction is Unreduced / States.
 	Unreduced uint64  `json:"unreduced"`
 	Reduction float64 `json:"reduction"`

@@ -33,6 +33,17 @@ var (
 	_ [16 - unsafe.Sizeof(Msg{})]struct{}
 )
 
+// normal puts a state a step changed in its normal form: the Res of every
+// worker that is not busy 0, and the messages sorted.
+func (s *State) normal() {
+	for i := range s.Workers {
+		if wk := &s.Workers[i]; !wk.busy() {
+			wk.Res = 0
+		}
+	}
+	s.sortMsgs()
+}
+
 // sortMsgs keeps the in-flight messages sorted, so that the network is a
 // multiset: states that differ only in the order messages were sent are equal.
 func (s *State) sortMsgs() {

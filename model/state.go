@@ -36,7 +36,7 @@ type Worker struct {
 	Inc     uint8 // incarnation, from 1; a crash and restart changes it
 	Ops     uint8 // operations started so far
 	Pending uint8 // the outstanding operation, Op*
-	Res     uint8 // resource of the outstanding operation or held lease
+	Res     uint8 // resource of the outstanding operation or held lease; 0 when neither (see busy)
 	Token   uint8 // the token the worker believes it holds (0: none); journaled, so it survives a restart
 	Grant   uint8 // ghost: which grant Token came from
 	Req     uint8 // sequence of the current acquire request
@@ -48,6 +48,15 @@ type Worker struct {
 	Skew      int8 // the worker clock's offset from the coordinator's
 	U         Regs // the design's registers (U.T runs on the worker's clock)
 }
+
+// busy reports whether the worker has an outstanding operation or holds a
+// token: only then does any step read its Res. Step and Next set the Res
+// of a worker that is not busy to 0, so that states that differ only in a
+// resource no step reads are one state, and a renaming of resources leaves
+// it as it is: a renaming of a state reached from the initial state is then
+// reached from it too (by the renamed run), and the orbits' sizes count
+// reachable states.
+func (wk *Worker) busy() bool { return wk.Token != 0 || wk.Pending != OpNone }
 
 // Coordinator is one coordinator replica. With one replica, it is the
 // coordinator; two replicas that both believe they are primary model split

@@ -13,7 +13,7 @@ func (m *Machine) Step(s *State, a Action, evs []history.Event) ([]history.Event
 	rec := &recorder{evs: evs}
 	st := stepper{m: m, d: &m.Design, s: s, rec: rec}
 	st.do(&a)
-	s.sortMsgs()
+	s.normal()
 	return rec.evs, st.fact
 }
 
@@ -24,7 +24,7 @@ func (m *Machine) Step(s *State, a Action, evs []history.Event) ([]history.Event
 func (m *Machine) Next(s *State, a *Action) Fact {
 	st := stepper{m: m, d: &m.Design, s: s}
 	st.do(a)
-	s.sortMsgs()
+	s.normal()
 	return st.fact
 }
 

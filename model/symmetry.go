@@ -64,7 +64,9 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 	}
 	for w := 0; w < nw; w++ {
 		wk := s.Workers[w]
-		wk.Res = p.R[wk.Res]
+		if wk.busy() { // else Res is 0, and means no resource
+			wk.Res = p.R[wk.Res]
+		}
 		t.Workers[p.W[w]] = wk
 	}
 	for rep := 0; rep < c.Replicas; rep++ {
@@ -325,13 +327,13 @@ func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 }
 
 // workerSigs computes every worker's signature: its own fields (its
-// resource by the resource's signature when resources are permuted) and the
+// resource, if busy, by the resource's signature when resources are permuted) and the
 // multiset of the messages to or from it.
 func (c *Canon) workerSigs(s *State, rsig *[MaxResources]uint64, sig *[MaxWorkers]uint64) {
 	for w := 0; w < c.m.Config.Workers; w++ {
 		wk := &s.Workers[w]
-		res := uint64(wk.Res)
-		if c.sym&SymResources != 0 {
+		res := uint64(wk.Res) // 0 for no resource (not busy)
+		if c.sym&SymResources != 0 && wk.busy() {
 			res = rsig[wk.Res]
 		}
 		sig[w] = mix(mix(pack(wk.Inc, wk.Ops, wk.Pending, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), uint8(wk.Skew))) ^

@@ -209,6 +209,40 @@ func TestPermuteIsAutomorphism(t *testing.T) {
 	}
 }
 
+// TestRenamingKeepsInit checks what makes the orbits' sizes count
+// reachable states: every renaming leaves the initial state as it is, and
+// a worker with neither an outstanding operation nor a token has resource
+// 0 in every sampled state and in each renaming of it.
+func TestRenamingKeepsInit(t *testing.T) {
+	idle := 0
+	for name, m := range variantMachines(t, symConfig) {
+		perms := allPerms(m, m.Symmetries())
+		init := m.Init()
+		for _, p := range perms {
+			if r := m.Permute(&init, &p); r != init {
+				t.Fatalf("%s: renaming by %v changes the initial state", name, p)
+			}
+		}
+		states, _ := sampleStates(m, 300)
+		for i := range states {
+			p := perms[i%len(perms)]
+			for _, s := range []model.State{states[i], m.Permute(&states[i], &p)} {
+				for w, wk := range s.Workers[:m.Config.Workers] {
+					if wk.Token == 0 && wk.Pending == model.OpNone {
+						idle++
+						if wk.Res != 0 {
+							t.Fatalf("%s: idle worker %d has resource %d", name, w, wk.Res)
+						}
+					}
+				}
+			}
+		}
+	}
+	if idle == 0 {
+		t.Fatal("no idle worker sampled")
+	}
+}
+
 // TestCanonicalIsOrbitInvariant checks Key against brute force: every
 // renaming of a state has its key, and the orbit size is the number of
 // distinct renamings.
