@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/fencecheck/fencecheck/model"
 )
@@ -25,6 +26,14 @@ type ProgressOptions struct {
 	// BFSOptions.MaxMemory is: a check that reaches it stops with no
 	// verdict (ProgressResult.Stopped is StopMemory).
 	MaxMemory uint64
+	// Symmetry is the renamings under which the check stores one state
+	// per orbit, as BFSOptions.Symmetry does (those the design does not
+	// allow are left out; zero: none). The verdicts are the same: every
+	// task is committed in a state exactly when it is in each renaming of
+	// it, and the machine's steps commute with renaming, so a state can
+	// reach a committed state exactly when its orbit's representative
+	// can. States and Stuck still count every state.
+	Symmetry model.Symmetry
 	// Fixpoint judges by the extended machine's whole fault-free graph and
 	// a backward fixpoint over it, instead of the default goal-directed
 	// search. Both are exact; the fixpoint stores every state and edge of
@@ -37,8 +46,11 @@ type ProgressOptions struct {
 type ProgressResult struct {
 	// States is the number of states reachable in the original machine
 	// (all actions, faults included); Extended the number of states of
-	// the extended machine's fault-free graph explored from them.
+	// the extended machine's fault-free graph explored from them (one per
+	// orbit under Symmetry). Stored is the reachable states stored: one
+	// per orbit under Symmetry, States without it.
 	States   uint64
+	Stored   uint64
 	Extended uint64
 	// Complete tells that both explorations ended: only then do Stuck and
 	// Witness mean anything. Stopped says why not: StopMaxStates,
@@ -48,7 +60,7 @@ type ProgressResult struct {
 	Stopped  string
 	// Stuck is the number of reachable states from which no fault-free
 	// continuation (in the extended machine) reaches a state where every
-	// task is committed.
+	// task is committed (every state of a stuck orbit counted).
 	Stuck uint64
 	// Witness is a shortest path of the original machine from Init to a
 	// stuck state, nil if none is stuck (empty if the initial state is).
@@ -141,8 +153,8 @@ func extendsState(small, big *model.Machine, s *model.State) error {
 // acquires) and stops at a committed state, memoizing verdicts across
 // states (search); with opt.Fixpoint by the whole graph and a backward
 // fixpoint from its committed states (fixpoint). A state is stuck if no
-// committed state is reachable from it. Symmetry is not used: it is for
-// small bounds.
+// committed state is reachable from it. Under opt.Symmetry each
+// exploration stores one state per orbit.
 func Progress(ctx context.Context, m *model.Machine, opt ProgressOptions) ProgressResult {
 	res, _ := progress(ctx, m, opt)
 	return res
@@ -157,45 +169,48 @@ type progressGraph struct {
 	ok    []bool
 }
 
-// stateKeys is a set of states stored as their encodings under machine m
-// (Machine.Encode), numbered in the order they were added: a few times
-// less memory than the states themselves (641 bytes each), which a
-// progress check, with no symmetry, stores by the million.
+// stateKeys is a set of states stored as their canonical keys under
+// machine m (Canon.Key: the Encode of the orbit's representative, the
+// state's own Encode with no symmetry), numbered in the order they were
+// added: a few times less memory than the states themselves (641 bytes
+// each), which a progress check stores by the million.
 type stateKeys struct {
 	m     *model.Machine
+	canon *model.Canon
 	keys  []string
 	index map[string]uint32
 	buf   []byte
 }
 
-func newStateKeys(m *model.Machine) *stateKeys {
-	return &stateKeys{m: m, index: map[string]uint32{}}
+func newStateKeys(m *model.Machine, sym model.Symmetry) *stateKeys {
+	return &stateKeys{m: m, canon: m.NewCanon(sym), index: map[string]uint32{}}
 }
 
 // len is the number of states stored.
 func (k *stateKeys) len() int { return len(k.keys) }
 
-// add stores s unless it is there already; it returns s's number and
-// whether s is new.
-func (k *stateKeys) add(s *model.State) (uint32, bool) {
-	if i, ok := k.find(s); ok {
-		return i, false
+// add stores s's orbit unless it is there already; it returns its number,
+// whether it is new, and the orbit's size.
+func (k *stateKeys) add(s *model.State) (i uint32, isNew bool, orbit int) {
+	i, found, orbit := k.find(s)
+	if found {
+		return i, false, orbit
 	}
 	key := string(k.buf)
-	i := uint32(len(k.keys))
+	i = uint32(len(k.keys))
 	k.keys = append(k.keys, key)
 	k.index[key] = i
-	return i, true
+	return i, true, orbit
 }
 
-// find returns s's number, if s is stored.
-func (k *stateKeys) find(s *model.State) (uint32, bool) {
-	k.buf = k.m.Encode(s, k.buf[:0])
-	i, ok := k.index[string(k.buf)]
-	return i, ok
+// find returns the number of s's orbit, if it is stored, and its size.
+func (k *stateKeys) find(s *model.State) (i uint32, found bool, orbit int) {
+	k.buf, orbit = k.canon.Key(s, k.buf[:0])
+	i, found = k.index[string(k.buf)]
+	return i, found, orbit
 }
 
-// state returns state number i.
+// state returns state number i: its orbit's representative.
 func (k *stateKeys) state(i uint32) model.State {
 	var s model.State
 	k.buf = append(k.buf[:0], k.keys[i]...)
@@ -203,6 +218,34 @@ func (k *stateKeys) state(i uint32) model.State {
 		panic(fmt.Sprintf("checker: stored state %d does not decode: %v", i, err)) // Encode wrote it
 	}
 	return s
+}
+
+// walk returns a run of the machine from its initial state through the
+// stored states chain (numbers, the initial state's left out), each step
+// the first enabled action whose successor lies in the next one's orbit.
+// Under symmetry the run's states are renamings of the representatives;
+// such an action exists because the machine's steps commute with
+// renaming, and chain must be a path of successors' orbits.
+func (k *stateKeys) walk(chain []uint32) []model.Action {
+	out := []model.Action{}
+	s := k.m.Init()
+	var buf []model.Action
+	for _, j := range chain {
+		buf = k.m.Enabled(&s, buf[:0])
+		found := false
+		for _, a := range buf {
+			t := s
+			k.m.Next(&t, &a)
+			if i, ok, _ := k.find(&t); ok && i == j {
+				out, s, found = append(out, a), t, true
+				break
+			}
+		}
+		if !found {
+			panic(fmt.Sprintf("checker: no step to stored state %d", j)) // chain is a path of parent links
+		}
+	}
+	return out
 }
 
 func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (ProgressResult, *progressGraph) {
@@ -220,23 +263,22 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	lim := &progressLimits{ctx: ctx, maxStates: opt.MaxStates, mem: heapBudget{max: opt.MaxMemory}}
 	var buf []model.Action
 
-	// 1. The original machine's reachable states, with parent links.
-	type link struct {
-		parent uint32
-		act    model.Action
-	}
-	reach := newStateKeys(m)
-	var parents []link
-	add := func(s *model.State, l link) {
-		if _, isNew := reach.add(s); isNew {
-			parents = append(parents, l)
+	// 1. The original machine's reachable states (one per orbit), with
+	// parent links and orbit sizes.
+	reach := newStateKeys(m, opt.Symmetry)
+	var parents []uint32
+	var orbits []uint8 // at most MaxWorkers! × MaxResources! = 144
+	add := func(s *model.State, parent uint32) {
+		if _, isNew, orbit := reach.add(s); isNew {
+			parents, orbits = append(parents, parent), append(orbits, uint8(orbit))
+			res.States += uint64(orbit)
 		}
 	}
 	init := m.Init()
-	add(&init, link{})
+	add(&init, 0)
 	for i := 0; i < reach.len(); i++ {
 		if lim.over(reach.len()) {
-			res.States, res.Stopped = uint64(reach.len()), lim.stopped
+			res.Stored, res.Stopped = uint64(reach.len()), lim.stopped
 			return res, nil
 		}
 		s := reach.state(uint32(i))
@@ -244,10 +286,10 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 		for _, a := range buf {
 			t := s
 			m.Next(&t, &a)
-			add(&t, link{uint32(i), a})
+			add(&t, uint32(i))
 		}
 	}
-	res.States = uint64(reach.len())
+	res.Stored = uint64(reach.len())
 	if lim.over(reach.len()) {
 		res.Stopped = lim.stopped
 		return res, nil
@@ -266,7 +308,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	if opt.Fixpoint {
 		verdict = fixpoint
 	}
-	ok, n := verdict(big, reach, lim)
+	ok, n := verdict(big, opt.Symmetry, reach, lim)
 	res.Extended = uint64(n)
 	if ok == nil {
 		res.Stopped = lim.stopped
@@ -279,22 +321,19 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 	first := -1
 	for i := range ok {
 		if !ok[i] {
-			res.Stuck++
+			res.Stuck += uint64(orbits[i])
 			if first < 0 {
 				first = i
 			}
 		}
 	}
 	if first >= 0 {
-		for i := first; i != 0; i = int(parents[i].parent) {
-			res.Witness = append(res.Witness, parents[i].act)
+		var chain []uint32
+		for i := first; i != 0; i = int(parents[i]) {
+			chain = append(chain, uint32(i))
 		}
-		for a, b := 0, len(res.Witness)-1; a < b; a, b = a+1, b-1 {
-			res.Witness[a], res.Witness[b] = res.Witness[b], res.Witness[a]
-		}
-		if res.Witness == nil {
-			res.Witness = []model.Action{} // the initial state itself is stuck
-		}
+		slices.Reverse(chain)
+		res.Witness = reach.walk(chain) // empty if the initial state itself is stuck
 	}
 	res.Complete = true
 	return res, g
@@ -332,11 +371,13 @@ func (l *progressLimits) over(n int) bool {
 // backward fixpoint from its committed states over reversed edges. It
 // returns each state's verdict (nil if lim stopped it) and the extended
 // states explored.
-func fixpoint(big *model.Machine, reach *stateKeys, lim *progressLimits) ([]bool, int) {
+func fixpoint(big *model.Machine, sym model.Symmetry, reach *stateKeys, lim *progressLimits) ([]bool, int) {
 	var buf []model.Action
 	// The fault-free graph, its edges kept as (from, to) pairs, sorted
-	// into predecessor lists below.
-	ext := newStateKeys(big)
+	// into predecessor lists below. Distinct orbits of the original machine
+	// are distinct orbits of the extended one (the same renamings of the
+	// same states), so the reachable states are its first states.
+	ext := newStateKeys(big, sym)
 	for i := range reach.len() {
 		s := reach.state(uint32(i))
 		ext.add(&s)
@@ -357,7 +398,7 @@ func fixpoint(big *model.Machine, reach *stateKeys, lim *progressLimits) ([]bool
 			}
 			t := s
 			big.Next(&t, &a)
-			j, _ := ext.add(&t)
+			j, _, _ := ext.add(&t)
 			from, to = append(from, uint32(i)), append(to, j)
 		}
 	}
@@ -430,16 +471,17 @@ func progressRank(k model.Kind) int {
 // search's path can commit. A search that ends without one has seen the
 // whole closure of its root, none of it able to commit: every state it
 // visited is stuck. Verdicts are kept across roots.
-func search(big *model.Machine, reach *stateKeys, lim *progressLimits) ([]bool, int) {
+func search(big *model.Machine, sym model.Symmetry, reach *stateKeys, lim *progressLimits) ([]bool, int) {
 	const good, bad = 1, 2
-	verdict := map[string]uint8{} // by big's encoding
+	verdict := map[string]uint8{} // by big's canonical key
 	type frame struct {
 		succ []model.State
 		next int
 	}
 	var buf []model.Action
 	var kbuf []byte
-	key := func(s *model.State) []byte { kbuf = big.Encode(s, kbuf[:0]); return kbuf }
+	canon := big.NewCanon(sym)
+	key := func(s *model.State) []byte { kbuf, _ = canon.Key(s, kbuf[:0]); return kbuf }
 	expand := func(s model.State) []model.State {
 		buf = big.Enabled(&s, buf[:0])
 		var out []model.State

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/model"
 )
 
@@ -329,6 +330,66 @@ func TestProgressMemoryBudget(t *testing.T) {
 		t.Fatalf("over budget but %+v", r)
 	}
 	t.Logf("stopped after %d states, %d extended", r.States, r.Extended)
+}
+
+// TestProgressSymmetry: a check that stores one state per orbit gives
+// every state the verdict of its orbit's representative in the check
+// without symmetry, counts the same states and stuck states, and finds a
+// witness as short, which replays to a stuck state: for every built-in
+// design, for the two test designs that get stuck, and with two resources
+// to rename. It fails if the symmetry is not used where the design allows
+// it (as many states stored as without).
+func TestProgressSymmetry(t *testing.T) {
+	type check struct {
+		name  string
+		d     model.Design
+		c     model.Config
+		extra int
+	}
+	var checks []check
+	for _, v := range designs.All() {
+		c := progressTiny
+		if v.Name == "holder-margin" {
+			// Its holder stops writing a tick before its deadline: at TTL 1
+			// it never writes, and every state is stuck, with closures
+			// beyond these tests' budget without symmetry.
+			c.TTL = 2
+		}
+		checks = append(checks, check{v.Name, v.Design, c, 2})
+	}
+	twoResources := progressStuck
+	twoResources.Resources = 2
+	checks = append(checks, check{"reject-all", rejectAll, progressStuck, 1}, check{"first-grant-only", firstGrantOnly, progressStuck, 2},
+		check{"first-grant-only, extra 1", firstGrantOnly, progressTiny, 1}, check{"two resources", model.Design{}, twoResources, 1})
+	sym := model.SymWorkers | model.SymResources
+	var plain, stored uint64
+	for _, k := range checks {
+		m := newMachine(t, k.c, k.d)
+		rp, gp := progress(context.Background(), m, ProgressOptions{Extra: k.extra, MaxStates: progressLimit})
+		rs, gs := progress(context.Background(), m, ProgressOptions{Extra: k.extra, MaxStates: progressLimit, Symmetry: sym})
+		if !rp.Complete || !rs.Complete {
+			t.Fatalf("%s: incomplete: %+v %+v", k.name, rp, rs)
+		}
+		if rs.States != rp.States || rs.Stuck != rp.Stuck || rp.Stored != rp.States || len(rs.Witness) != len(rp.Witness) || (rs.Witness == nil) != (rp.Witness == nil) {
+			t.Fatalf("%s: with symmetry %d states (%d stored), %d stuck, witness %v; without %d (%d stored), %d, %v",
+				k.name, rs.States, rs.Stored, rs.Stuck, rs.Witness, rp.States, rp.Stored, rp.Stuck, rp.Witness)
+		}
+		if m.Symmetries()&model.SymWorkers != 0 && rs.Stored >= rp.Stored {
+			t.Fatalf("%s: %d states stored with symmetry, %d without", k.name, rs.Stored, rp.Stored)
+		}
+		for i, s := range gp.states() {
+			j, found, _ := gs.reach.find(&s)
+			if !found || gs.ok[j] != gp.ok[i] {
+				t.Fatalf("%s: state %d: found %v; with symmetry %v, without %v", k.name, i, found, found && gs.ok[j], gp.ok[i])
+			}
+		}
+		if rs.Witness != nil {
+			replayStuck(t, m, rs.Witness, k.extra)
+		}
+		plain, stored = plain+rp.Stored, stored+rs.Stored
+		t.Logf("%s: %d states, %d stored with symmetry; %d stuck; extended %d, %d with symmetry", k.name, rp.States, rs.Stored, rs.Stuck, rp.Extended, rs.Extended)
+	}
+	t.Logf("%d states, %d stored with symmetry (%.2fx)", plain, stored, float64(plain)/float64(stored))
 }
 
 // states decodes the reachable states of a progress check, in its order.

@@ -311,7 +311,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		summary["bfs"] = res
 		pf = newProof(m, v, opt, res, *invID)
 		if live.on {
-			if pf.Progress, err = live.check(ctx, m, v, res, uint64(*memBudget), *seed, *out, cat); err != nil {
+			if pf.Progress, err = live.check(ctx, m, v, res, opt.Symmetry, uint64(*memBudget), *seed, *out, cat); err != nil {
 				return 0, err
 			}
 		}

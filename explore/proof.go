@@ -411,7 +411,7 @@ func livenessFlags(fs *flag.FlagSet) *liveness {
 	l := &liveness{}
 	fs.BoolVar(&l.on, "liveness", false, "bfs: after a search that explored every reachable state, check progress (checker.Progress): from every reachable state every task can still be committed with no further fault; a failure is exit 1, with a witness saved under --out; not checked (an incomplete or depth-bounded search, its own limit) is exit 3")
 	fs.IntVar(&l.extra, "liveness-extra", 2, "--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1)")
-	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (no symmetry, about 400 bytes a state); reaching it is not checked (exit 3)")
+	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (one per orbit under the search's symmetry, about 400 bytes each); reaching it is not checked (exit 3)")
 	return l
 }
 
@@ -438,10 +438,13 @@ type progressReport struct {
 	Checked bool   `json:"checked"`
 	Holds   bool   `json:"holds"`
 	Reason  string `json:"reason,omitempty"`
-	// States are the reachable states judged (no symmetry), Extended the
-	// extended machine's states explored, Stuck those of States from which
-	// no fault-free continuation commits every task.
+	// States are the reachable states judged (every state, counted
+	// without symmetry), Stored those the check stored (one per orbit
+	// under the search's symmetry), Extended the extended machine's states
+	// explored (one per orbit too), Stuck those of States from which no
+	// fault-free continuation commits every task.
 	States   uint64 `json:"states"`
+	Stored   uint64 `json:"stored"`
 	Extended uint64 `json:"extended"`
 	Stuck    uint64 `json:"stuck"`
 	// Extra is --liveness-extra; Ops and Grants the budgets of the
@@ -470,9 +473,10 @@ type witness struct {
 }
 
 // check runs the progress check on m after a BFS that ended with res,
-// within the search's heap budget maxMemory (--max-memory, 0: none), and
-// saves a failure's witness under out (as the counterexamples are).
-func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, maxMemory uint64, seed uint64, out string, cat []spec.Variant) (*progressReport, error) {
+// under the search's symmetry sym, within its heap budget maxMemory
+// (--max-memory, 0: none), and saves a failure's witness under out (as the
+// counterexamples are).
+func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, sym model.Symmetry, maxMemory uint64, seed uint64, out string, cat []spec.Variant) (*progressReport, error) {
 	r := &progressReport{Extra: l.extra}
 	if res.Stopped != checker.StopComplete {
 		r.Reason = fmt.Sprintf("it runs only after a search that explored every reachable state; this one stopped: %s (%s)", res.Stopped, stopMeaning[res.Stopped])
@@ -480,13 +484,13 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	}
 	start := time.Now()
 	restore := holdMemoryLimit(maxMemory)
-	p := checker.Progress(ctx, m, checker.ProgressOptions{Extra: l.extra, MaxStates: l.maxStates, MaxMemory: maxMemory})
+	p := checker.Progress(ctx, m, checker.ProgressOptions{Extra: l.extra, MaxStates: l.maxStates, MaxMemory: maxMemory, Symmetry: sym})
 	restore()
 	r.Elapsed = time.Since(start).Round(time.Millisecond).String()
 	if p.Err != nil {
 		return nil, usagef("--liveness: %v", p.Err)
 	}
-	r.States, r.Extended, r.Ops, r.Grants = p.States, p.Extended, p.ExtendedConfig.Ops, p.ExtendedConfig.Grants
+	r.States, r.Stored, r.Extended, r.Ops, r.Grants = p.States, p.Stored, p.Extended, p.ExtendedConfig.Ops, p.ExtendedConfig.Grants
 	if !p.Complete {
 		cause := fmt.Sprintf("--liveness-max-states %d reached", l.maxStates)
 		switch p.Stopped {
@@ -495,7 +499,7 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 		case checker.StopCancelled:
 			cause = stopCause(ctx)
 		}
-		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states (%s)", p.States, p.Extended, cause)
+		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states stored (%s)", p.Stored, p.Extended, cause)
 		return r, nil
 	}
 	r.Checked, r.Holds, r.Stuck = true, p.Stuck == 0, p.Stuck
@@ -526,15 +530,19 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 func (r *progressReport) print(w io.Writer) {
 	budget := fmt.Sprintf("continuations judged with ops %d and grants %d: --liveness-extra %d, the progress check's own budget; %s",
 		r.Ops, r.Grants, r.Extra, r.Elapsed)
+	counted := "counted without symmetry"
+	if r.Stored < r.States {
+		counted += fmt.Sprintf("; %d stored, one per orbit of the search's renamings", r.Stored)
+	}
 	switch {
 	case !r.Checked:
 		fmt.Fprintf(w, "progress not checked: %s\n", r.Reason)
 	case r.Holds:
-		fmt.Fprintf(w, "progress holds: from every one of %d reachable states (counted without symmetry) every task can still be committed with no further fault (%s)\n",
-			r.States, budget)
+		fmt.Fprintf(w, "progress holds: from every one of %d reachable states (%s) every task can still be committed with no further fault (%s)\n",
+			r.States, counted, budget)
 	default:
-		fmt.Fprintf(w, "progress fails: %d of %d states stuck (counted without symmetry): from them no fault-free continuation commits every task (%s; a state stuck under it may commit with a larger one)\n",
-			r.Stuck, r.States, budget)
+		fmt.Fprintf(w, "progress fails: %d of %d states stuck (%s): from them no fault-free continuation commits every task (%s; a state stuck under it may commit with a larger one)\n",
+			r.Stuck, r.States, counted, budget)
 		if r.Witness.Actions == 0 {
 			fmt.Fprintln(w, "witness: the initial state is stuck (no action to save or replay)")
 			return

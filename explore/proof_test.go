@@ -57,6 +57,7 @@ type proofJSON struct {
 		Holds   bool   `json:"holds"`
 		Reason  string `json:"reason"`
 		States  uint64 `json:"states"`
+		Stored  uint64 `json:"stored"`
 		Stuck   uint64 `json:"stuck"`
 		Extra   int    `json:"extra"`
 		Ops     int    `json:"ops"`
@@ -220,20 +221,21 @@ func progressFlags(inFlight, drops string) []string {
 // TestLivenessReferenceHolds: with no faults, every task of the reference
 // can still commit from every reachable state, at the bound the brief names
 // (two messages in flight; --json) and with one in flight (the text): the
-// check counts the states without symmetry (the BFS's unreduced count) and
-// names its budget. The safety proof is vacuous at these bounds (no
+// check counts the states without symmetry (the BFS's unreduced count),
+// stores one per orbit as the BFS does (its count), and names its budget. The safety proof is vacuous at these bounds (no
 // takeover), so the exit is 3.
 func TestLivenessReferenceHolds(t *testing.T) {
-	// --reduce=false: the progress check's count is then the BFS's unreduced one.
+	// --reduce=false: the progress check's counts are then the BFS's.
 	args := []string{"search", "--variant", "reference", "--liveness", "--reduce=false", "--out", t.TempDir()}
 	code, stdout, _ := explore(t, append(args, progressFlags("1", "0")...)...)
-	if code != exitIncomplete || !strings.Contains(stdout, "progress holds: from every one of 2256 reachable states (counted without symmetry) every task can still be committed with no further fault (continuations judged with ops 3 and grants 3: --liveness-extra 2, the progress check's own budget") {
+	if code != exitIncomplete || !strings.Contains(stdout, "progress holds: from every one of 2256 reachable states (counted without symmetry; 1132 stored, one per orbit of the search's renamings) every task can still be committed with no further fault (continuations judged with ops 3 and grants 3: --liveness-extra 2, the progress check's own budget") {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	code, stdout, _ = explore(t, append(append(args, "--json"), progressFlags("2", "0")...)...)
 	out := decodeProof(t, stdout)
 	p := out.Proof.Progress
 	if code != exitIncomplete || p == nil || !p.Checked || !p.Holds || p.Stuck != 0 || p.States != 22136 || p.States != out.BFS.Unreduced ||
+		p.Stored != out.BFS.States || p.Stored >= p.States ||
 		p.Extra != 2 || p.Ops != 3 || p.Grants != 3 || p.Witness != nil {
 		t.Fatalf("--json: exit %d, progress %+v\n%s", code, p, stdout)
 	}
@@ -338,7 +340,7 @@ func TestLivenessNotChecked(t *testing.T) {
 		{[]string{"--depth", "22", "--reduce=false"}, "only after a search that explored every reachable state; this one stopped: depth"},
 		{[]string{"--max-states", "10"}, "this one stopped: max-states"},
 		{[]string{"--liveness-max-states", "100"}, "--liveness-max-states 100 reached"},
-		{[]string{"--max-memory", "32MiB"}, "--max-memory 32MiB reached"}, // the search needs less, the check more
+		{[]string{"--max-memory", "16MiB"}, "--max-memory 16MiB reached"}, // the search needs less, the check more
 	} {
 		code, stdout, _ := explore(t, append(base, c.extra...)...)
 		if code != exitIncomplete || !strings.Contains(stdout, "progress not checked: ") || !strings.Contains(stdout, c.reason) ||
