@@ -161,8 +161,9 @@ func Progress(ctx context.Context, m *model.Machine, opt ProgressOptions) Progre
 }
 
 // progressGraph is what a progress check computed: the original machine's
-// reachable states in discovery (breadth-first) order, and whether each
-// can reach a committed state fault-free in the extended machine big.
+// reachable states (one per orbit under symmetry) in discovery
+// (breadth-first) order, and whether each can reach a committed state
+// fault-free in the extended machine big.
 type progressGraph struct {
 	big   *model.Machine
 	reach *stateKeys
