@@ -17,9 +17,9 @@ type Symmetry uint8
 const (
 	// SymWorkers permutes worker numbers.
 	SymWorkers Symmetry = 1 << iota
-	// SymResources permutes resource numbers. The initial state is not
-	// invariant under it (every idle worker's Res is 0), so the states in the
-	// orbits of the reachable states can outnumber the reachable states.
+	// SymResources permutes resource numbers. An idle worker's Res, which
+	// nothing reads, is 0 and is not renamed, so every renaming fixes the
+	// initial state and the orbits of the reachable states are reachable.
 	SymResources
 )
 
