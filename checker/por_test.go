@@ -16,7 +16,7 @@ var porLarge = flag.Bool("por.large", false, "also bound partial-order reduction
 // (a singleton persistent set) only if α commutes with every other step
 // enabled there, neither disables the other, and neither changes the
 // other's verdict. Of the first 100,000 states of the reduced reference
-// machine with every fault kind, 17% have such a step that is not the
+// machine with every fault kind, 19% have such a step that is not the
 // delivery of a reply nobody waits for (whose reordering would lengthen
 // counterexamples), mostly a tick or a timeout; in the others the clock's
 // tick, the worker's timeout, and the fault budgets the network, the
