@@ -109,10 +109,16 @@ func committed(m *model.Machine, s *model.State) bool {
 // budgets, which a state holds as counts spent so far (ExtendsState checks
 // a state).
 func extend(m *model.Machine, extra int) (*model.Machine, error) {
-	c := m.Config
+	return model.New(ExtendedConfig(m.Config, extra), m.Design)
+}
+
+// ExtendedConfig is the config a progress check's continuations run under
+// with Extra extra: c's Ops and Grants raised by extra, each capped at the
+// model's limits (16 operations a worker, model.MaxGrants).
+func ExtendedConfig(c model.Config, extra int) model.Config {
 	c.Ops = min(c.Ops+extra, 16)
 	c.Grants = min(c.Grants+extra, model.MaxGrants)
-	return model.New(c, m.Design)
+	return c
 }
 
 // extendsState reports why state s of machine small is not a valid state
@@ -249,19 +255,52 @@ func (k *stateKeys) walk(chain []uint32) []model.Action {
 	return out
 }
 
-func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (ProgressResult, *progressGraph) {
-	var res ProgressResult
+// extended returns the machine the continuations run in (extend, with
+// opt.Extra or its default) and the limits of a check under opt.
+func (opt ProgressOptions) extended(ctx context.Context, m *model.Machine) (*model.Machine, *progressLimits, error) {
 	extra := opt.Extra
 	if extra <= 0 {
 		extra = 2
 	}
 	big, err := extend(m, extra)
 	if err != nil {
-		res.Err = fmt.Errorf("progress: extended machine: %w", err)
+		return nil, nil, fmt.Errorf("progress: extended machine: %w", err)
+	}
+	return big, &progressLimits{ctx: ctx, maxStates: opt.MaxStates, mem: heapBudget{max: opt.MaxMemory}}, nil
+}
+
+// CanCommit judges one state s of m as Progress judges each reachable
+// state: whether some fault-free continuation, in m's machine extended by
+// opt.Extra, commits every task. It explores from s alone, within opt's
+// limits; when they stop it, stopped says why (as
+// ProgressResult.Stopped) and commits means nothing. A state Progress
+// found stuck may commit with a larger Extra: CanCommit tells whether it
+// does, without judging every state again.
+func CanCommit(ctx context.Context, m *model.Machine, s *model.State, opt ProgressOptions) (commits bool, stopped string, err error) {
+	big, lim, err := opt.extended(ctx, m)
+	if err != nil {
+		return false, "", err
+	}
+	if err := extendsState(m, big, s); err != nil {
+		return false, "", err
+	}
+	root := newStateKeys(m, opt.Symmetry)
+	root.add(s)
+	ok, _ := search(big, opt.Symmetry, root, lim)
+	if ok == nil {
+		return false, lim.stopped, nil
+	}
+	return ok[0], "", nil
+}
+
+func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (ProgressResult, *progressGraph) {
+	var res ProgressResult
+	big, lim, err := opt.extended(ctx, m)
+	if err != nil {
+		res.Err = err
 		return res, nil
 	}
 	res.ExtendedConfig = big.Config
-	lim := &progressLimits{ctx: ctx, maxStates: opt.MaxStates, mem: heapBudget{max: opt.MaxMemory}}
 	var buf []model.Action
 
 	// 1. The original machine's reachable states (one per orbit), with

@@ -209,6 +209,47 @@ func TestProgressBruteForce(t *testing.T) {
 	}
 }
 
+// TestCanCommit: CanCommit's verdict on a sample of the reachable states
+// of the reference with a lost message, with Extra 1, 2 and 3, under
+// worker symmetry, agrees with a plain search from each in an extended
+// machine built apart; states stuck with Extra 1 that commit with 2 (the
+// budget's, not the design's) are among them. With a state limit too
+// small it stops and says so.
+func TestCanCommit(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, progressTiny, model.Design{})
+	r, g := progress(ctx, m, ProgressOptions{Extra: 1, MaxStates: progressLimit})
+	if g == nil {
+		t.Fatalf("incomplete: %+v", r)
+	}
+	reach := g.states()
+	var stuck [4]int // by extra
+	for i := 0; i < len(reach); i += max(1, len(reach)/150) {
+		for extra := 1; extra <= 3; extra++ {
+			c := progressTiny
+			c.Ops, c.Grants = c.Ops+extra, c.Grants+extra
+			want, complete := bruteCommits(newMachine(t, c, model.Design{}), reach[i], progressLimit)
+			got, stopped, err := CanCommit(ctx, m, &reach[i], ProgressOptions{Extra: extra, MaxStates: progressLimit, Symmetry: model.SymWorkers})
+			if err != nil || stopped != "" || !complete || got != want {
+				t.Fatalf("state %d, extra %d: CanCommit %v (stopped %q, %v), brute force %v (complete %v)", i, extra, got, stopped, err, want, complete)
+			}
+			if extra == 1 && got != g.ok[i] {
+				t.Fatalf("state %d: CanCommit %v, Progress %v", i, got, g.ok[i])
+			}
+			if !got {
+				stuck[extra]++
+			}
+		}
+	}
+	// More budget only adds runs: fewer stuck with 2 means some stuck with 1 commit with 2.
+	if stuck[1] == 0 || stuck[2] >= stuck[1] {
+		t.Fatalf("stuck sampled states with extra 1, 2, 3: %v: want some with 1 and fewer with 2", stuck[1:])
+	}
+	if _, stopped, err := CanCommit(ctx, m, &reach[len(reach)-1], ProgressOptions{Extra: 3, MaxStates: 1}); stopped != StopMaxStates || err != nil {
+		t.Fatalf("a limit of one state: stopped %q, %v", stopped, err)
+	}
+}
+
 // TestProgressExtendedValid: every state reachable in the small machine is
 // a state of the extended one, and there every fault-free step the small
 // machine takes is enabled and goes to the same state.

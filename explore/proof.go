@@ -410,8 +410,8 @@ type liveness struct {
 func livenessFlags(fs *flag.FlagSet) *liveness {
 	l := &liveness{}
 	fs.BoolVar(&l.on, "liveness", false, "bfs: after a search that explored every reachable state, check progress (checker.Progress): from every reachable state every task can still be committed with no further fault; a failure is exit 1, with a witness saved under --out; not checked (an incomplete or depth-bounded search, its own limit) is exit 3")
-	fs.IntVar(&l.extra, "liveness-extra", 2, "--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1)")
-	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (one per orbit under the search's symmetry, about 400 bytes each); reaching it is not checked (exit 3)")
+	fs.IntVar(&l.extra, "liveness-extra", 2, "--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1); on a failure the witness's stuck state is judged again with up to 3 more, one at a time, until it commits or a search stops")
+	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (one per orbit under the search's symmetry, about 400 bytes each); reaching it is not checked (exit 3); each larger budget a failure's stuck state is tried with may store as many")
 	return l
 }
 
@@ -458,6 +458,96 @@ type progressReport struct {
 	// Witness is a shortest run to a stuck state, saved like a
 	// counterexample.
 	Witness *witness `json:"witness,omitempty"`
+	// Larger is the witness's stuck state judged again with larger
+	// budgets (see larger); empty when the model's limits leave none.
+	Larger []larger `json:"larger,omitempty"`
+}
+
+// larger is a failure's stuck state judged again with a larger budget than
+// --liveness-extra: "stuck" is relative to the check's budget, and a state
+// stuck under it may commit with more operations and grants. The budgets
+// are tried one more at a time, up to largerTries more or the model's
+// limits, until one commits or stops.
+type larger struct {
+	// Extra is the --liveness-extra tried; Ops and Grants its budgets.
+	// Commits is the verdict, when Checked; Reason says why not.
+	Extra   int    `json:"extra"`
+	Ops     int    `json:"ops"`
+	Grants  int    `json:"grants"`
+	Checked bool   `json:"checked"`
+	Commits bool   `json:"commits"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// String names the budget tried.
+func (g larger) String() string {
+	return fmt.Sprintf("--liveness-extra %d (ops %d, grants %d)", g.Extra, g.Ops, g.Grants)
+}
+
+// printLarger says what the witness's stuck state did with larger budgets.
+func printLarger(w io.Writer, tries []larger) {
+	if len(tries) == 0 {
+		fmt.Fprintln(w, "larger budgets: none to try (ops and grants at the model's limits)")
+		return
+	}
+	last := tries[len(tries)-1]
+	stuck := tries
+	if !last.Checked || last.Commits {
+		stuck = tries[:len(tries)-1]
+	}
+	if len(stuck) > 0 {
+		fmt.Fprintf(w, "larger budgets: with up to %s the witness's stuck state still commits nothing\n", stuck[len(stuck)-1])
+	}
+	switch {
+	case !last.Checked:
+		fmt.Fprintf(w, "larger budgets: with %s the search from the witness's stuck state stopped (%s): not judged\n", last, last.Reason)
+	case last.Commits:
+		fmt.Fprintf(w, "larger budgets: with %s the witness's stuck state commits: it was stuck for want of budget, not necessarily by the design; run again with --liveness-extra %d to judge every state with it\n",
+			last, last.Extra)
+	}
+}
+
+// largerTries is how many budgets above --liveness-extra a failure's stuck
+// state is tried with.
+const largerTries = 3
+
+// tryLarger judges s, a failure's stuck state, with budgets larger than
+// --liveness-extra (see larger).
+func (l *liveness) tryLarger(ctx context.Context, m *model.Machine, s *model.State, sym model.Symmetry, maxMemory uint64) ([]larger, error) {
+	var tries []larger
+	last := checker.ExtendedConfig(m.Config, l.extra)
+	for e := l.extra + 1; e <= l.extra+largerTries; e++ {
+		c := checker.ExtendedConfig(m.Config, e)
+		if c == last {
+			break // the model's limits: nothing larger
+		}
+		last = c
+		commits, stopped, err := checker.CanCommit(ctx, m, s, checker.ProgressOptions{Extra: e, MaxStates: l.maxStates,
+			MaxMemory: maxMemory, Symmetry: sym})
+		if err != nil {
+			return nil, usagef("--liveness: %v", err)
+		}
+		g := larger{Extra: e, Ops: c.Ops, Grants: c.Grants, Checked: stopped == "", Commits: commits && stopped == ""}
+		if stopped != "" {
+			g.Reason = l.cause(ctx, stopped, maxMemory)
+		}
+		if tries = append(tries, g); !g.Checked || g.Commits {
+			break
+		}
+	}
+	return tries, nil
+}
+
+// cause says what stopped a search of the progress check (stopped, a
+// Stop* value): its state limit, its heap budget or its context.
+func (l *liveness) cause(ctx context.Context, stopped string, maxMemory uint64) string {
+	switch stopped {
+	case checker.StopMemory:
+		return fmt.Sprintf("--max-memory %s reached", checker.FormatSize(maxMemory))
+	case checker.StopCancelled:
+		return stopCause(ctx)
+	}
+	return fmt.Sprintf("--liveness-max-states %d reached", l.maxStates)
 }
 
 // witness is a progress failure's run, saved as a history (and .html) in
@@ -492,14 +582,8 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	}
 	r.States, r.Stored, r.Extended, r.Ops, r.Grants = p.States, p.Stored, p.Extended, p.ExtendedConfig.Ops, p.ExtendedConfig.Grants
 	if !p.Complete {
-		cause := fmt.Sprintf("--liveness-max-states %d reached", l.maxStates)
-		switch p.Stopped {
-		case checker.StopMemory:
-			cause = fmt.Sprintf("--max-memory %s reached", checker.FormatSize(maxMemory))
-		case checker.StopCancelled:
-			cause = stopCause(ctx)
-		}
-		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states stored (%s)", p.Stored, p.Extended, cause)
+		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states stored (%s)", p.Stored, p.Extended,
+			l.cause(ctx, p.Stopped, maxMemory))
 		return r, nil
 	}
 	r.Checked, r.Holds, r.Stuck = true, p.Stuck == 0, p.Stuck
@@ -509,12 +593,19 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	run := model.NewRun(m)
 	wt := &witness{Actions: len(p.Witness), Trace: []string{}, run: run}
 	r.Witness = wt
-	if len(p.Witness) == 0 {
-		return r, nil // the initial state is stuck: no run to save (a history needs an event)
-	}
 	for _, a := range p.Witness {
 		run.Do(a)
 		wt.Trace = append(wt.Trace, a.String())
+	}
+	restore = holdMemoryLimit(maxMemory)
+	larger, err := l.tryLarger(ctx, m, &run.State, sym, maxMemory)
+	restore()
+	if err != nil {
+		return nil, err
+	}
+	r.Larger = larger
+	if len(p.Witness) == 0 {
+		return r, nil // the initial state is stuck: no run to save (a history needs an event)
 	}
 	h := checker.Counterexample(v.Name, seed, run, fmt.Sprintf("%s fails progress: from the last state no fault-free continuation commits every task (explore search --mode bfs --liveness)", v.Name))
 	path, err := save(filepath.Join(out, v.Name), "progress", h, cat)
@@ -543,6 +634,7 @@ func (r *progressReport) print(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "progress fails: %d of %d states stuck (%s): from them no fault-free continuation commits every task (%s; a state stuck under it may commit with a larger one)\n",
 			r.Stuck, r.States, counted, budget)
+		printLarger(w, r.Larger)
 		if r.Witness.Actions == 0 {
 			fmt.Fprintln(w, "witness: the initial state is stuck (no action to save or replay)")
 			return

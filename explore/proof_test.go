@@ -53,20 +53,22 @@ type proofJSON struct {
 		Steps          []string `json:"steps"`
 	} `json:"reductions"`
 	Progress *struct {
-		Checked bool   `json:"checked"`
-		Holds   bool   `json:"holds"`
-		Reason  string `json:"reason"`
-		States  uint64 `json:"states"`
-		Stored  uint64 `json:"stored"`
-		Stuck   uint64 `json:"stuck"`
-		Extra   int    `json:"extra"`
-		Ops     int    `json:"ops"`
-		Grants  int    `json:"grants"`
-		Witness *struct {
+		Checked  bool   `json:"checked"`
+		Holds    bool   `json:"holds"`
+		Reason   string `json:"reason"`
+		States   uint64 `json:"states"`
+		Stored   uint64 `json:"stored"`
+		Stuck    uint64 `json:"stuck"`
+		Extended uint64 `json:"extended"`
+		Extra    int    `json:"extra"`
+		Ops      int    `json:"ops"`
+		Grants   int    `json:"grants"`
+		Witness  *struct {
 			File    string   `json:"file"`
 			Actions int      `json:"actions"`
 			Trace   []string `json:"trace"`
 		} `json:"witness"`
+		Larger []larger `json:"larger"`
 	} `json:"progress"`
 	Within *struct {
 		Depth         int     `json:"depth"`
@@ -249,22 +251,29 @@ var rejectAll = spec.Variant{Name: "reject-all", Summary: "the sink rejects ever
 
 // TestLivenessRejectAllFails: a sink that rejects every write is safe and
 // fails progress from every state, the initial one included: exit 1, with
-// the empty witness (nothing to save: a history needs an event).
+// the empty witness (nothing to save: a history needs an event). With a
+// larger budget the initial state still commits nothing, and with one
+// larger still its search reaches the state limit: not judged.
 func TestLivenessRejectAllFails(t *testing.T) {
 	cat := append(designs.All(), rejectAll)
 	out := t.TempDir()
 	// --liveness-extra 1: a never-committing state's whole fault-free
 	// closure is explored, which with 2 exceeds a test's budget.
-	args := append([]string{"search", "--variant", "reject-all", "--liveness", "--liveness-extra", "1", "--out", out}, progressFlags("1", "0")...)
+	args := append([]string{"search", "--variant", "reject-all", "--liveness", "--liveness-extra", "1", "--liveness-max-states", "250000",
+		"--out", out}, progressFlags("1", "0")...)
 	code, stdout, _ := exploreWith(t, cat, args...)
 	if code != exitViolation || !strings.Contains(stdout, "progress fails: 2256 of 2256 states stuck") ||
-		!strings.Contains(stdout, "witness: the initial state is stuck (no action to save or replay)") {
+		!strings.Contains(stdout, "witness: the initial state is stuck (no action to save or replay)") ||
+		!strings.Contains(stdout, "larger budgets: with up to --liveness-extra 2 (ops 3, grants 3) the witness's stuck state still commits nothing\n"+
+			"larger budgets: with --liveness-extra 3 (ops 4, grants 4) the search from the witness's stuck state stopped (--liveness-max-states 250000 reached): not judged\n") {
 		t.Fatalf("exit %d, want 1 and every state stuck\n%s", code, stdout)
 	}
 	code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
 	p := decodeProof(t, stdout).Proof.Progress
 	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck != p.States || p.Witness == nil ||
-		p.Witness.Actions != 0 || p.Witness.File != "" || p.Witness.Trace == nil {
+		p.Witness.Actions != 0 || p.Witness.File != "" || p.Witness.Trace == nil ||
+		!slices.Equal(p.Larger, []larger{{Extra: 2, Ops: 3, Grants: 3, Checked: true},
+			{Extra: 3, Ops: 4, Grants: 4, Reason: "--liveness-max-states 250000 reached"}}) {
 		t.Fatalf("--json: exit %d, progress %+v", code, p)
 	}
 	if files, _ := filepath.Glob(filepath.Join(out, "*", "*")); len(files) != 0 {
@@ -310,6 +319,9 @@ func TestLivenessWitnessReplays(t *testing.T) {
 	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck == 0 || p.Stuck == p.States || p.States != 2256 || p.Witness == nil {
 		t.Fatalf("exit %d, progress %+v", code, p)
 	}
+	if len(p.Larger) != 1 || p.Larger[0].Extra != 3 || p.Larger[0].Checked {
+		t.Fatalf("larger budgets %+v: want --liveness-extra 3 tried and stopped (its closure exceeds the state limit)", p.Larger)
+	}
 	w := p.Witness
 	if w.File != filepath.Join(out, "first-grant-only", "progress.jsonl") || w.Actions != len(w.Trace) || w.Actions == 0 {
 		t.Fatalf("witness %+v", *w)
@@ -324,6 +336,29 @@ func TestLivenessWitnessReplays(t *testing.T) {
 	code, stdout, _ = explore(t, append([]string{"search", "--variant", "reference", "--liveness", "--json", "--out", out}, progressFlags("1", "1")...)...)
 	if p := decodeProof(t, stdout).Proof.Progress; p == nil || !p.Checked || !p.Holds || p.Stuck != 0 || p.States != 7280 {
 		t.Fatalf("reference with a drop: exit %d, progress %+v", code, p)
+	}
+}
+
+// TestLivenessLargerBudgetCommits: with --liveness-extra 1 the reference
+// with a lost message is stuck in some states for want of budget, not by
+// its design: the report says the witness's stuck state commits with
+// --liveness-extra 2, and names it (and with it, progress holds).
+func TestLivenessLargerBudgetCommits(t *testing.T) {
+	args := append([]string{"search", "--variant", "reference", "--liveness", "--out", t.TempDir()}, progressFlags("1", "1")...)
+	code, stdout, _ := explore(t, append(args, "--liveness-extra", "1")...)
+	if code != exitViolation || !strings.Contains(stdout, "progress fails: ") ||
+		!strings.Contains(stdout, "larger budgets: with --liveness-extra 2 (ops 3, grants 3) the witness's stuck state commits: it was stuck for want of budget, not necessarily by the design; run again with --liveness-extra 2") ||
+		strings.Contains(stdout, "still commits nothing") {
+		t.Fatalf("exit %d, want 1 and the stuck state committing with 2\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(args, "--liveness-extra", "1", "--json")...)
+	p := decodeProof(t, stdout).Proof.Progress
+	if code != exitViolation || p == nil || p.Holds || !slices.Equal(p.Larger, []larger{{Extra: 2, Ops: 3, Grants: 3, Checked: true, Commits: true}}) {
+		t.Fatalf("--json: exit %d, progress %+v", code, p)
+	}
+	code, stdout, _ = explore(t, append(args, "--liveness-extra", "2", "--json")...)
+	if p := decodeProof(t, stdout).Proof.Progress; p == nil || !p.Holds || p.Larger != nil {
+		t.Fatalf("--liveness-extra 2: exit %d, progress %+v", code, p)
 	}
 }
 
