@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/internal/stuck"
 	"github.com/fencecheck/fencecheck/model"
 )
 
@@ -27,19 +28,6 @@ var progressFaults = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1,
 // state's whole fault-free closure in the extended machine is explored,
 // which even here is large (2,256 states, one message in flight).
 var progressStuck = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1}
-
-// rejectAll is a design that is safe because its sink rejects every write.
-var rejectAll = model.Design{Check: func(model.SinkView, model.Msg) uint8 { return model.RepFenced }}
-
-// firstGrantOnly is a design whose sink takes writes of the first grant
-// only: from the initial state it commits, but a takeover before the first
-// write lands makes the task uncommittable.
-var firstGrantOnly = model.Design{Check: func(v model.SinkView, w model.Msg) uint8 {
-	if v.Fence > 1 {
-		return model.RepFenced
-	}
-	return model.RefCheck(v, w)
-}}
 
 // progressLimit keeps every search of these tests small.
 const progressLimit = 400_000
@@ -91,7 +79,7 @@ func TestProgressRejectAll(t *testing.T) {
 	// Extra 1: with 2, the closure of these never-committing states
 	// exceeds the tests' budget; a sink that rejects everything commits
 	// under no budget.
-	m := newMachine(t, progressStuck, rejectAll)
+	m := newMachine(t, progressStuck, stuck.RejectAll)
 	r := Progress(context.Background(), m, ProgressOptions{Extra: 1, MaxStates: progressLimit})
 	t.Logf("reject-all: %d states, %d extended, %d stuck, witness of %d actions", r.States, r.Extended, r.Stuck, len(r.Witness))
 	if r.Err != nil || !r.Complete {
@@ -106,7 +94,7 @@ func TestProgressRejectAll(t *testing.T) {
 // TestProgressWitnessDeep: a design stuck only after a takeover gets a
 // non-empty shortest witness that replays to a stuck state.
 func TestProgressWitnessDeep(t *testing.T) {
-	m := newMachine(t, progressStuck, firstGrantOnly)
+	m := newMachine(t, progressStuck, stuck.FirstGrantOnly)
 	r := Progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit})
 	t.Logf("first-grant-only: %d states, %d extended, %d stuck, witness %v", r.States, r.Extended, r.Stuck, r.Witness)
 	if r.Err != nil || !r.Complete {
@@ -180,7 +168,7 @@ func TestProgressBruteForce(t *testing.T) {
 		name  string
 		d     model.Design
 		extra int
-	}{{"reference", model.Design{}, 2}, {"reject-all", rejectAll, 1}, {"first-grant-only", firstGrantOnly, 2}} {
+	}{{"reference", model.Design{}, 2}, {"reject-all", stuck.RejectAll, 1}, {"first-grant-only", stuck.FirstGrantOnly, 2}} {
 		m := newMachine(t, progressStuck, tc.d)
 		r, g := progress(context.Background(), m, ProgressOptions{Extra: tc.extra, MaxStates: progressLimit})
 		if r.Err != nil || !r.Complete {
@@ -191,7 +179,7 @@ func TestProgressBruteForce(t *testing.T) {
 		big := newMachine(t, c, tc.d)
 		reach := g.states()
 		step := max(1, len(reach)/300)
-		var agree, stuck int
+		var agree, nStuck int
 		for i := 0; i < len(reach); i += step {
 			ok, complete := bruteCommits(big, reach[i], progressLimit)
 			if !complete {
@@ -202,10 +190,10 @@ func TestProgressBruteForce(t *testing.T) {
 			}
 			agree++
 			if !ok {
-				stuck++
+				nStuck++
 			}
 		}
-		t.Logf("%s: %d states (%d stuck), %d extended; %d sampled agree (%d stuck)", tc.name, r.States, r.Stuck, r.Extended, agree, stuck)
+		t.Logf("%s: %d states (%d stuck), %d extended; %d sampled agree (%d stuck)", tc.name, r.States, r.Stuck, r.Extended, agree, nStuck)
 	}
 }
 
@@ -223,7 +211,7 @@ func TestCanCommit(t *testing.T) {
 		t.Fatalf("incomplete: %+v", r)
 	}
 	reach := g.states()
-	var stuck [4]int // by extra
+	var nStuck [4]int // by extra
 	for i := 0; i < len(reach); i += max(1, len(reach)/150) {
 		for extra := 1; extra <= 3; extra++ {
 			c := progressTiny
@@ -237,13 +225,13 @@ func TestCanCommit(t *testing.T) {
 				t.Fatalf("state %d: CanCommit %v, Progress %v", i, got, g.ok[i])
 			}
 			if !got {
-				stuck[extra]++
+				nStuck[extra]++
 			}
 		}
 	}
 	// More budget only adds runs: fewer stuck with 2 means some stuck with 1 commit with 2.
-	if stuck[1] == 0 || stuck[2] >= stuck[1] {
-		t.Fatalf("stuck sampled states with extra 1, 2, 3: %v: want some with 1 and fewer with 2", stuck[1:])
+	if nStuck[1] == 0 || nStuck[2] >= nStuck[1] {
+		t.Fatalf("stuck sampled states with extra 1, 2, 3: %v: want some with 1 and fewer with 2", nStuck[1:])
 	}
 	if _, stopped, err := CanCommit(ctx, m, &reach[len(reach)-1], ProgressOptions{Extra: 3, MaxStates: 1}); stopped != StopMaxStates || err != nil {
 		t.Fatalf("a limit of one state: stopped %q, %v", stopped, err)
@@ -319,7 +307,7 @@ func TestProgressFixpoint(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		d    model.Design
-	}{{"reference", model.Design{}}, {"first-grant-only", firstGrantOnly}} {
+	}{{"reference", model.Design{}}, {"first-grant-only", stuck.FirstGrantOnly}} {
 		m := newMachine(t, progressTiny, tc.d)
 		opt := ProgressOptions{Extra: 1, MaxStates: progressLimit}
 		rs, gs := progress(context.Background(), m, opt)
@@ -343,7 +331,7 @@ func TestProgressFixpoint(t *testing.T) {
 // TestProgressMaxStates: a check cut short, by its state limit, its
 // context or its heap budget, gives no verdict and says why.
 func TestProgressMaxStates(t *testing.T) {
-	m := newMachine(t, progressStuck, rejectAll)
+	m := newMachine(t, progressStuck, stuck.RejectAll)
 	r := Progress(context.Background(), m, ProgressOptions{MaxStates: 50})
 	if r.Complete || r.Stopped != StopMaxStates || r.Stuck != 0 || r.Witness != nil {
 		t.Fatalf("cut short but %+v", r)
@@ -400,8 +388,8 @@ func TestProgressSymmetry(t *testing.T) {
 	}
 	twoResources := progressStuck
 	twoResources.Resources = 2
-	checks = append(checks, check{"reject-all", rejectAll, progressStuck, 1}, check{"first-grant-only", firstGrantOnly, progressStuck, 2},
-		check{"first-grant-only, extra 1", firstGrantOnly, progressTiny, 1}, check{"two resources", model.Design{}, twoResources, 1})
+	checks = append(checks, check{"reject-all", stuck.RejectAll, progressStuck, 1}, check{"first-grant-only", stuck.FirstGrantOnly, progressStuck, 2},
+		check{"first-grant-only, extra 1", stuck.FirstGrantOnly, progressTiny, 1}, check{"two resources", model.Design{}, twoResources, 1})
 	sym := model.SymWorkers | model.SymResources
 	var plain, stored uint64
 	for _, k := range checks {

@@ -12,6 +12,7 @@ import (
 	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/internal/stuck"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -246,8 +247,7 @@ func TestLivenessReferenceHolds(t *testing.T) {
 // rejectAll is a design that is safe because its sink rejects every write:
 // it must fail progress.
 var rejectAll = spec.Variant{Name: "reject-all", Summary: "the sink rejects every write",
-	Design: model.Design{Check: func(model.SinkView, model.Msg) uint8 { return model.RepFenced }},
-	Expect: spec.Expectation{Violates: spec.NonGuarantee}}
+	Design: stuck.RejectAll, Expect: spec.Expectation{Violates: spec.NonGuarantee}}
 
 // TestLivenessRejectAllFails: a sink that rejects every write is safe and
 // fails progress from every state, the initial one included: exit 1, with
@@ -298,13 +298,7 @@ func readWitness(t *testing.T, path string) *history.History {
 // only: a takeover before the first write lands makes the task
 // uncommittable, so it fails progress after a path of actions.
 var firstGrantOnly = spec.Variant{Name: "first-grant-only", Summary: "the sink takes writes of the first grant only",
-	Design: model.Design{Check: func(v model.SinkView, w model.Msg) uint8 {
-		if v.Fence > 1 {
-			return model.RepFenced
-		}
-		return model.RefCheck(v, w)
-	}},
-	Expect: spec.Expectation{Violates: spec.NonGuarantee}}
+	Design: stuck.FirstGrantOnly, Expect: spec.Expectation{Violates: spec.NonGuarantee}}
 
 // TestLivenessWitnessReplays: a design that gets stuck after a takeover
 // fails progress; the report says so, and the witness, saved under --out,
