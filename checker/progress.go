@@ -87,12 +87,18 @@ func isFault(k model.Kind) bool {
 	return false
 }
 
-// committed reports whether every task of m has a result at the sink in s.
+// committed reports whether every task of m has a result at the sink in s
+// that a holder wrote with its own grant's token. A forged write's result
+// does not count: the task holds a forger's payload, not its own. (In the
+// extended machine, which grants more, a forged token, one above every
+// token the original config can grant, may equal a real grant's: such a
+// lucky guess must not make a stuck state commit.)
 func committed(m *model.Machine, s *model.State) bool {
 	var seen [model.MaxResources]bool
 	for i := 0; i < int(s.Sink.NResults); i++ {
-		if r := s.Sink.Results[i].Res; int(r) < len(seen) {
-			seen[r] = true
+		x := &s.Sink.Results[i]
+		if int(x.Res) < len(seen) && x.Grant != 0 && s.Ghost[x.Res].Grant[x.Grant].Token == x.Token {
+			seen[x.Res] = true
 		}
 	}
 	for r := 0; r < m.Config.Resources; r++ {
@@ -148,7 +154,9 @@ func extendsState(small, big *model.Machine, s *model.State) error {
 
 // Progress checks AG EF committed on m: from every state reachable in m
 // (faults included, within the config's fault budgets), a state where
-// every task is committed is still reachable when no further fault occurs.
+// every task is committed (committed: its result at the sink written by
+// its holder with its own grant's token, not forged) is still reachable
+// when no further fault occurs.
 // The continuations run in the extended machine (Extend, opt.Extra): m's
 // own operation and grant budgets would make every run that spent them
 // stuck. A design that is safe only because it rejects every write fails.

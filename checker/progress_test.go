@@ -8,6 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/internal/stuck"
 	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // progressConfig is the small bound of the progress tests, without
@@ -125,21 +126,44 @@ func TestProgressWitnessDeep(t *testing.T) {
 var faultFree = map[model.Kind]bool{model.Tick: true, model.Acquire: true, model.Retry: true, model.Renew: true,
 	model.Release: true, model.Write: true, model.Read: true, model.Timeout: true, model.Deliver: true, model.Resume: true}
 
+// honestResults reports whether every task of m has a result in s that
+// carries its own grant's token (the ghost's), as committed does.
+func honestResults(m *model.Machine, s *model.State) bool {
+	n := 0
+	for _, x := range s.Sink.Results[:s.Sink.NResults] {
+		if g := &s.Ghost[x.Res]; x.Grant >= 1 && x.Grant <= g.Grants && g.Grant[x.Grant].Token == x.Token {
+			n |= 1 << x.Res
+		}
+	}
+	return n == 1<<m.Config.Resources-1
+}
+
+// anyResults reports whether every task of m has a result in s, forged
+// or not.
+func anyResults(m *model.Machine, s *model.State) bool {
+	n := 0
+	for _, x := range s.Sink.Results[:s.Sink.NResults] {
+		n |= 1 << x.Res
+	}
+	return n == 1<<m.Config.Resources-1
+}
+
 // bruteCommits searches big's fault-free graph from s for a state where
-// every task has a result; complete is false if it stored limit states.
+// every task has an honest result (honestResults); complete is false if
+// it stored limit states.
 func bruteCommits(big *model.Machine, s model.State, limit int) (ok, complete bool) {
+	return bruteReaches(big, s, limit, honestResults)
+}
+
+// bruteReaches searches big's fault-free graph from s for a state where
+// goal holds; complete is false if it stored limit states.
+func bruteReaches(big *model.Machine, s model.State, limit int, goal func(*model.Machine, *model.State) bool) (ok, complete bool) {
 	seen := map[model.State]bool{s: true}
 	stack := []model.State{s}
 	for len(stack) > 0 {
 		u := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		n := 0
-		for i := 0; i < int(u.Sink.NResults); i++ {
-			if int(u.Sink.Results[i].Res) < big.Config.Resources {
-				n |= 1 << u.Sink.Results[i].Res
-			}
-		}
-		if n == 1<<big.Config.Resources-1 {
+		if goal(big, &u) {
 			return true, true
 		}
 		for _, a := range big.Enabled(&u, nil) {
@@ -236,6 +260,42 @@ func TestCanCommit(t *testing.T) {
 	if _, stopped, err := CanCommit(ctx, m, &reach[len(reach)-1], ProgressOptions{Extra: 3, MaxStates: 1}); stopped != StopMaxStates || err != nil {
 		t.Fatalf("a limit of one state: stopped %q, %v", stopped, err)
 	}
+}
+
+// TestForgedResultsDoNotCommit: a task is committed by a result its holder
+// wrote with its own grant's token, not by a forger's. With one message in
+// flight, a sink that takes any token at least its fence
+// (accept-higher-token) is stuck once a forged write is in flight: it must
+// be delivered to free the network, and then its result holds the task,
+// against which every honest write conflicts; counting the forged result
+// as a commit would say progress holds. The reference, whose sink takes
+// only the fence's token, commits from every state at the same bound.
+func TestForgedResultsDoNotCommit(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 1, InFlight: 1, Forgeries: 1}
+	v, err := spec.LookupVariant(designs.All(), "accept-higher-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMachine(t, c, v.Design)
+	r := Progress(context.Background(), m, ProgressOptions{MaxStates: progressLimit, Symmetry: model.SymWorkers})
+	if !r.Complete || r.Stuck == 0 || len(r.Witness) == 0 || r.Witness[len(r.Witness)-1].Kind != model.Forge {
+		t.Fatalf("want stuck states, the witness ending with a forgery: %+v", r)
+	}
+	run := model.NewRun(m)
+	for _, a := range r.Witness {
+		run.Do(a)
+	}
+	big := newMachine(t, ExtendedConfig(c, 2), v.Design)
+	honest, complete := bruteCommits(big, run.State, progressLimit)
+	forged, _ := bruteReaches(big, run.State, progressLimit, anyResults)
+	if honest || !complete || !forged {
+		t.Fatalf("from the witness's state: an honest result %v (complete %v), any result %v; want false, true, true", honest, complete, forged)
+	}
+	ref := Progress(context.Background(), newMachine(t, c, model.Design{}), ProgressOptions{MaxStates: progressLimit, Symmetry: model.SymWorkers})
+	if !ref.Complete || ref.Stuck != 0 {
+		t.Fatalf("reference: %+v", ref)
+	}
+	t.Logf("accept-higher-token: %d of %d states stuck; the reference commits from all %d", r.Stuck, r.States, ref.States)
 }
 
 // TestProgressExtendedValid: every state reachable in the small machine is
