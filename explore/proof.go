@@ -410,7 +410,7 @@ type liveness struct {
 func livenessFlags(fs *flag.FlagSet) *liveness {
 	l := &liveness{}
 	fs.BoolVar(&l.on, "liveness", false, "bfs: after a search that explored every reachable state, check progress (checker.Progress): from every reachable state every task can still be committed with no further fault; a failure is exit 1, with a witness saved under --out; not checked (an incomplete or depth-bounded search, its own limit) is exit 3")
-	fs.IntVar(&l.extra, "liveness-extra", 2, "--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1); on a failure the witness's stuck state is judged again with up to 3 more, one at a time, until it commits or a search stops")
+	fs.IntVar(&l.extra, "liveness-extra", 2, fmt.Sprintf("--liveness: the continuations run with ops and grants raised by this much (progress's own budget, at least 1); on a failure the witness's stuck state is judged again with up to %d more, one at a time, until it commits or a search stops", largerTries))
 	fs.Uint64Var(&l.maxStates, "liveness-max-states", 500000, "--liveness: states each of the progress check's two explorations may store (one per orbit under the search's symmetry, about 400 bytes each); reaching it is not checked (exit 3); each larger budget a failure's stuck state is tried with may store as many")
 	return l
 }
@@ -598,12 +598,12 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 		wt.Trace = append(wt.Trace, a.String())
 	}
 	restore = holdMemoryLimit(maxMemory)
-	larger, err := l.tryLarger(ctx, m, &run.State, sym, maxMemory)
+	tries, err := l.tryLarger(ctx, m, &run.State, sym, maxMemory)
 	restore()
 	if err != nil {
 		return nil, err
 	}
-	r.Larger = larger
+	r.Larger = tries
 	if len(p.Witness) == 0 {
 		return r, nil // the initial state is stuck: no run to save (a history needs an event)
 	}
