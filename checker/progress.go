@@ -493,6 +493,14 @@ func fixpoint(big *model.Machine, sym model.Symmetry, reach *stateKeys, lim *pro
 	return good[:reach.len()], n // the reachable states are the first added
 }
 
+// spendNothing sets the fault budgets s has spent to none. They enable
+// faults and nothing else (model's TestBudgetsGateOnlyFaults), and a
+// continuation takes no fault, so states that differ only in them reach
+// the same states but for them: the search judges them as one.
+func spendNothing(s *model.State) {
+	s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts = 0, 0, 0, 0, 0, 0
+}
+
 // progressRank orders a state's fault-free successors for the search:
 // what moves the protocol towards a commit first, time and giving up later,
 // operations that commit nothing last. It changes only the search's speed,
@@ -547,6 +555,7 @@ func search(big *model.Machine, sym model.Symmetry, reach *stateKeys, lim *progr
 	ok := make([]bool, reach.len())
 	for i := range ok {
 		root := reach.state(uint32(i))
+		spendNothing(&root)
 		if v, seen := verdict[string(key(&root))]; seen {
 			ok[i] = v == good
 			continue

@@ -362,13 +362,18 @@ func TestProgressReferenceSurvivesFaults(t *testing.T) {
 
 // TestProgressFixpoint: the goal-directed search and the backward
 // fixpoint give every reachable state the same verdict (with Extra 1,
-// where budgets leave some states stuck in designs that otherwise commit).
+// where budgets leave some states stuck in designs that otherwise commit),
+// with a loss and with three kinds of fault: the search judges states that
+// differ only in the faults spent as one (spendNothing), the fixpoint
+// each apart.
 func TestProgressFixpoint(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		c    model.Config
 		d    model.Design
-	}{{"reference", model.Design{}}, {"first-grant-only", stuck.FirstGrantOnly}} {
-		m := newMachine(t, progressTiny, tc.d)
+	}{{"reference", progressTiny, model.Design{}}, {"first-grant-only", progressTiny, stuck.FirstGrantOnly},
+		{"reference, three kinds of fault", progressFaults, model.Design{}}} {
+		m := newMachine(t, tc.c, tc.d)
 		opt := ProgressOptions{Extra: 1, MaxStates: progressLimit}
 		rs, gs := progress(context.Background(), m, opt)
 		opt.Fixpoint = true

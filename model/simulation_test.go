@@ -157,6 +157,63 @@ func TestLessSpentSimulates(t *testing.T) {
 	t.Logf("%d states with a fault less spent checked", lower)
 }
 
+// TestBudgetsGateOnlyFaults: the fault budgets a state has spent enable
+// the budgeted faults and nothing else, which the progress check relies on
+// to judge states that differ only in them as one (its continuations take
+// no fault). On sampled states of every built-in design, the state with
+// nothing spent enables the same other actions, each with the same fact
+// and verdict and a successor that differs only in what the state had
+// spent, which no such step changes.
+func TestBudgetsGateOnlyFaults(t *testing.T) {
+	budgeted := map[model.Kind]bool{model.Drop: true, model.Duplicate: true, model.Crash: true, model.Restart: true,
+		model.SinkCrash: true, model.Forge: true}
+	others := func(m *model.Machine, s *model.State) []model.Action {
+		var out []model.Action
+		for _, a := range m.Enabled(s, nil) {
+			if !budgeted[a.Kind] {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	spent := 0
+	for name, m := range variantMachines(t, symConfig) {
+		states, _ := sampleStates(m, 2000)
+		for i := range states {
+			u := &states[i]
+			z := *u
+			z.Drops, z.Dups, z.Crashes, z.Restarts, z.Forged, z.SinkRestarts = 0, 0, 0, 0, 0, 0
+			if z == *u {
+				continue
+			}
+			spent++
+			acts := others(m, u)
+			if !slices.Equal(acts, others(m, &z)) {
+				t.Fatalf("%s: with nothing spent the actions other than faults differ", name)
+			}
+			for _, a := range acts {
+				un, zn := *u, z
+				f, g := m.Next(&un, &a), m.Next(&zn, &a)
+				if f != g {
+					t.Fatalf("%s: %v: fact %+v, with nothing spent %+v", name, a, f, g)
+				}
+				if x, y := spec.Judge(m, u, f, &un), spec.Judge(m, &z, g, &zn); x != y {
+					t.Fatalf("%s: %v: verdict %v, with nothing spent %v", name, a, x.IDs(), y.IDs())
+				}
+				d := zn
+				d.Drops, d.Dups, d.Crashes, d.Restarts, d.Forged, d.SinkRestarts = u.Drops, u.Dups, u.Crashes, u.Restarts, u.Forged, u.SinkRestarts
+				if d != un {
+					t.Fatalf("%s: %v: the successors differ in more than what was spent", name, a)
+				}
+			}
+		}
+	}
+	if spent == 0 {
+		t.Fatal("no sampled state had a fault spent: the test checks nothing")
+	}
+	t.Logf("%d states with a fault spent checked", spent)
+}
+
 // lessSpent reports whether v has spent no more of any fault budget than u,
 // and less of one.
 func lessSpent(v, u *model.State) bool {
