@@ -119,7 +119,7 @@ func TestLessSpentSimulates(t *testing.T) {
 				t.Fatalf("%s: LessSpent changed the key", name)
 			}
 			spent := 0
-			for _, n := range []uint8{u.Drops, u.Dups, u.Crashes, u.Restarts, u.Forged, u.SinkRestarts} {
+			for _, n := range spentOf(u) {
 				if n > 0 {
 					spent++
 				}
@@ -134,18 +134,8 @@ func TestLessSpentSimulates(t *testing.T) {
 					if !m.IsEnabled(&v, a) {
 						t.Fatalf("%s: %v enabled, not with a fault less spent", name, a)
 					}
-					un, vn := *u, v
-					f, g := m.Next(&un, &a), m.Next(&vn, &a)
-					if f != g {
-						t.Fatalf("%s: %v: fact %+v, with a fault less spent %+v", name, a, f, g)
-					}
-					if x, y := spec.Judge(m, u, f, &un), spec.Judge(m, &v, g, &vn); x != y {
-						t.Fatalf("%s: %v: verdict %v, with a fault less spent %v", name, a, x.IDs(), y.IDs())
-					}
-					d := vn
-					d.Drops, d.Dups, d.Crashes, d.Restarts, d.Forged, d.SinkRestarts = un.Drops, un.Dups, un.Crashes, un.Restarts, un.Forged, un.SinkRestarts
-					if d != un || !lessSpent(&vn, &un) {
-						t.Fatalf("%s: %v: the successors differ in more than a fault less spent", name, a)
+					if un, vn := stepAlike(t, m, name, "with a fault less spent", u, &v, a); !lessSpent(&vn, &un) {
+						t.Fatalf("%s: %v: the successor with a fault less spent has not spent less", name, a)
 					}
 				}
 			}
@@ -192,18 +182,8 @@ func TestBudgetsGateOnlyFaults(t *testing.T) {
 				t.Fatalf("%s: with nothing spent the actions other than faults differ", name)
 			}
 			for _, a := range acts {
-				un, zn := *u, z
-				f, g := m.Next(&un, &a), m.Next(&zn, &a)
-				if f != g {
-					t.Fatalf("%s: %v: fact %+v, with nothing spent %+v", name, a, f, g)
-				}
-				if x, y := spec.Judge(m, u, f, &un), spec.Judge(m, &z, g, &zn); x != y {
-					t.Fatalf("%s: %v: verdict %v, with nothing spent %v", name, a, x.IDs(), y.IDs())
-				}
-				d := zn
-				d.Drops, d.Dups, d.Crashes, d.Restarts, d.Forged, d.SinkRestarts = u.Drops, u.Dups, u.Crashes, u.Restarts, u.Forged, u.SinkRestarts
-				if d != un {
-					t.Fatalf("%s: %v: the successors differ in more than what was spent", name, a)
+				if un, zn := stepAlike(t, m, name, "with nothing spent", u, &z, a); spentOf(&un) != spentOf(u) || spentOf(&zn) != spentOf(&z) {
+					t.Fatalf("%s: %v: a step other than a fault changed what was spent", name, a)
 				}
 			}
 		}
@@ -214,11 +194,37 @@ func TestBudgetsGateOnlyFaults(t *testing.T) {
 	t.Logf("%d states with a fault spent checked", spent)
 }
 
+// stepAlike steps a from u and from v, states that differ at most in the
+// fault budgets spent (v is u what: "with a fault less spent"), fails the
+// test unless the two steps have the same fact and verdict and successors
+// that differ at most in those budgets, and returns the successors.
+func stepAlike(t *testing.T, m *model.Machine, name, what string, u, v *model.State, a model.Action) (un, vn model.State) {
+	t.Helper()
+	un, vn = *u, *v
+	f, g := m.Next(&un, &a), m.Next(&vn, &a)
+	if f != g {
+		t.Fatalf("%s: %v: fact %+v, %s %+v", name, a, f, what, g)
+	}
+	if x, y := spec.Judge(m, u, f, &un), spec.Judge(m, v, g, &vn); x != y {
+		t.Fatalf("%s: %v: verdict %v, %s %v", name, a, x.IDs(), what, y.IDs())
+	}
+	d := vn
+	d.Drops, d.Dups, d.Crashes, d.Restarts, d.Forged, d.SinkRestarts = un.Drops, un.Dups, un.Crashes, un.Restarts, un.Forged, un.SinkRestarts
+	if d != un {
+		t.Fatalf("%s: %v: the successors differ in more than the faults spent, %s", name, a, what)
+	}
+	return un, vn
+}
+
+// spentOf is what s has spent of each fault budget.
+func spentOf(s *model.State) [6]uint8 {
+	return [6]uint8{s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts}
+}
+
 // lessSpent reports whether v has spent no more of any fault budget than u,
 // and less of one.
 func lessSpent(v, u *model.State) bool {
-	a := []uint8{v.Drops, v.Dups, v.Crashes, v.Restarts, v.Forged, v.SinkRestarts}
-	b := []uint8{u.Drops, u.Dups, u.Crashes, u.Restarts, u.Forged, u.SinkRestarts}
+	a, b := spentOf(v), spentOf(u)
 	less := false
 	for i := range a {
 		if a[i] > b[i] {
