@@ -112,7 +112,7 @@ func committed(m *model.Machine, s *model.State) bool {
 // extend returns the machine of m's design under m's config with Ops and
 // Grants raised by extra (capped at the model's limits). Every state of m
 // is a state of the extended machine: the two configs differ only in
-// budgets, which a state holds as counts spent so far (ExtendsState checks
+// budgets, which a state holds as counts spent so far (extendsState checks
 // a state).
 func extend(m *model.Machine, extra int) (*model.Machine, error) {
 	return model.New(ExtendedConfig(m.Config, extra), m.Design)
@@ -157,7 +157,7 @@ func extendsState(small, big *model.Machine, s *model.State) error {
 // every task is committed (committed: its result at the sink written by
 // its holder with its own grant's token, not forged) is still reachable
 // when no further fault occurs.
-// The continuations run in the extended machine (Extend, opt.Extra): m's
+// The continuations run in the extended machine (ExtendedConfig, opt.Extra): m's
 // own operation and grant budgets would make every run that spent them
 // stuck. A design that is safe only because it rejects every write fails.
 //

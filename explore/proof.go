@@ -527,7 +527,7 @@ func (l *liveness) tryLarger(ctx context.Context, m *model.Machine, s *model.Sta
 		if err != nil {
 			return nil, usagef("--liveness: %v", err)
 		}
-		g := larger{Extra: e, Ops: c.Ops, Grants: c.Grants, Checked: stopped == "", Commits: commits && stopped == ""}
+		g := larger{Extra: e, Ops: c.Ops, Grants: c.Grants, Checked: stopped == "", Commits: commits}
 		if stopped != "" {
 			g.Reason = l.cause(ctx, stopped, maxMemory)
 		}
