@@ -80,7 +80,7 @@ func newBrute(h *history.History, budget int) *brute {
 	dups, all := map[string]bool{}, false
 	var maxTTL int64
 	tokSet := map[int64]bool{}
-	for i, e := range h.Events {
+	for _, e := range h.Events {
 		if e.F == history.Duplicate {
 			p := e.Process
 			if p == history.Nemesis {
@@ -98,7 +98,6 @@ func newBrute(h *history.History, budget int) *brute {
 		if e.Value.HasFence {
 			tokSet[e.Value.Fence] = true
 		}
-		_ = i
 	}
 	b.dup = func(p string) bool { return all || dups[p] }
 	b.horizon = maxTTL + 1
@@ -787,12 +786,32 @@ func (b *brute) absoluteValidity() bool {
 	})
 }
 
+// mayBeCopy reports whether apply line a can be the sink deciding a network
+// copy of a write: a duplicate fault hit its writer, who invoked a write of
+// the apply's token, result id, payload and task before a.
+func (b *brute) mayBeCopy(a int) bool {
+	v := b.h.Events[a].Value
+	if !b.dup(v.Writer) {
+		return false
+	}
+	for _, o := range b.ops {
+		if o.f == history.Write && o.proc == v.Writer && o.inv < a && o.in.Token == v.Token && o.in.ResultID == v.ResultID &&
+			(!v.HasPayload || o.in.Payload == v.Payload) && (v.Task == "" || o.in.Task == v.Task) {
+			return true
+		}
+	}
+	return false
+}
+
 // resourceIndependence: a write with token t rejected as fenced (a fail
 // fenced, between its lines; an apply with error fenced, at its line) when
 // the largest token granted before the rejection is t (a wild acquire may
 // grant a larger one) and the fence then is t: the fence the sink reported
 // for that rejection, else the value of the last advance before it (an
-// info advance: any value; none: 0, or unknown in a partial history).
+// info advance: any value; none: 0, or unknown in a partial history). Or
+// the sink reported a fence above t that no advance of this resource set:
+// the last advance before the rejection returned at most t (none: 0 in a
+// complete history; an info advance or none in a partial one: any value).
 func (b *brute) resourceIndependence() bool {
 	var items []*item
 	for i, o := range b.ops {
@@ -859,6 +878,9 @@ func (b *brute) resourceIndependence() bool {
 				if newest == v.Token && k && f == v.Token {
 					return true
 				}
+				if newest == v.Token && rep && v.Fence > v.Token && known && fence <= v.Token {
+					return true
+				}
 			}
 		}
 		return false
@@ -877,10 +899,15 @@ func (b *brute) resourceIndependence() bool {
 // returns the stored payload. Info operations (and failed writes of a
 // duplicated process) take effect with the outcome the spec gives, or
 // never. A partial history starts from any fence and any results; an apply
-// that matches no write, in a history that is not partial, is a violation.
+// that matches no write, in a history that is not partial, is a violation
+// unless it can be a network copy: a duplicate fault hit its writer, which
+// invoked a write of the same values before it (the copy is then a sink
+// operation of its own, at its line).
 func (b *brute) linearizableSink() bool {
-	if !b.partial && len(b.unpinned) > 0 {
-		return true
+	for _, a := range b.unpinned {
+		if !b.partial && !b.mayBeCopy(a) {
+			return true
+		}
 	}
 	type sop struct {
 		kind      string

@@ -196,9 +196,11 @@ type apply struct {
 	op    int // the write it decided (op index), -1 when none matches
 	v     *history.Value
 	taken bool // the write was applied (outcome), else rejected (error)
-	// copy: the apply matches only writes already matched, and a duplicate
-	// fault hit the writer: the sink decided a network copy of one of them
-	// (a sink operation of its own, invoked by no one).
+	// copy: the apply decides no write, a duplicate fault hit the writer,
+	// and the writer invoked a write of its values before it: the sink
+	// decided a network copy of that write (a sink operation of its own,
+	// invoked by no one). The original's own decision need not have an
+	// apply line.
 	copy bool
 }
 
@@ -488,10 +490,10 @@ func applyLines(h *history.History, resource string) []int {
 // The write whose invoke–completion window holds the apply line is preferred
 // (a process has at most one such); else the latest earlier info write (the
 // writer gave up on it and the sink decided it late). An apply that matches
-// no write stays unmatched (op -1): a network copy of a write already
-// matched when a duplicate fault hit the writer, a write from before a
-// partial history, or, in a history that is not partial, a linearizable-sink
-// violation.
+// no write stays unmatched (op -1): a network copy (apply.copy) when a
+// duplicate fault hit the writer, who invoked a write of its values before
+// it; a write from before a partial history; or, in a history that is not
+// partial, a linearizable-sink violation.
 func (c *resCtx) indexApplies() {
 	if len(c.applies) == 0 {
 		return
@@ -539,7 +541,8 @@ func (c *resCtx) indexApplies() {
 		}
 		if a.op < 0 && dup {
 			for _, i := range ws {
-				if _, used := c.applyOf[i]; used && c.ops[i].inv < a.line {
+				w := c.in(i)
+				if c.ops[i].inv < a.line && (!a.v.HasPayload || w.Payload == a.v.Payload) && (a.v.Task == "" || w.Task == a.v.Task) {
 					a.copy = true
 					break
 				}

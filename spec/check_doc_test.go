@@ -6,13 +6,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/history"
 )
 
 // TestDocExamples checks every example of docs/invariants.md: each section
 // on an invariant has one or more jsonl histories, each followed by a
 // verdict line: either the invariant, the events and the message that Check
 // must report, or "Verdict: no `id`" for a history in which Check must not
-// report the invariant.
+// report the invariant. Where an example names one resource, the brute
+// force (brute_test.go), which knows one, must find every invariant Check
+// reports there certain: the examples are differential cases too.
 func TestDocExamples(t *testing.T) {
 	doc, err := os.ReadFile("../docs/invariants.md")
 	if err != nil {
@@ -46,7 +50,18 @@ func TestDocExamples(t *testing.T) {
 				continue
 			}
 			rest = rest[v:]
-			rep := Check(parse(t, blk[:b+1]), Options{})
+			h := parse(t, blk[:b+1])
+			rep := Check(h, Options{})
+			if oneResource(h) {
+				certain, unknown := newBrute(h, 200000).Certain()
+				for _, v := range rep.Violations {
+					if c, decided := certain[v.Invariant]; decided && !c {
+						t.Errorf("section %s, example %d: %s reported, but the brute force finds a timing without it", id, k+1, v.Invariant)
+					} else if !decided {
+						t.Errorf("section %s, example %d: the brute force cannot decide %s (%v)", id, k+1, v.Invariant, unknown)
+					}
+				}
+			}
 			if m := clean.FindStringSubmatch(rest); m != nil {
 				for _, v := range rep.Violations {
 					if v.Invariant == m[1] {
@@ -74,4 +89,19 @@ func TestDocExamples(t *testing.T) {
 			}
 		}
 	}
+}
+
+// oneResource reports whether every event of h that names a resource names
+// the same one.
+func oneResource(h *history.History) bool {
+	res := ""
+	for _, e := range h.Events {
+		if e.Resource != "" && res != "" && e.Resource != res {
+			return false
+		}
+		if e.Resource != "" {
+			res = e.Resource
+		}
+	}
+	return true
 }
