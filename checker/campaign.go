@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -51,14 +50,24 @@ type VariantResult struct {
 	Findings []Finding // in the order of spec.Invariants
 	Runs     int
 	Elapsed  time.Duration
+	// NotSearched says why the variant was not searched (its machine
+	// cannot be built at the campaign's config: a design's own limit),
+	// or is nil. Such a result has no verdict.
+	NotSearched error
 }
 
 // Expected reports whether the verdict is the one the variant expects.
 // A verdict that rests on a scene no run reached is not the expected one.
-func (r *VariantResult) Expected() bool { return r.Expect.Matches(r.Violated) && r.Vacuous() == 0 }
+// A variant not searched has no verdict, and none is the expected one.
+func (r *VariantResult) Expected() bool {
+	return r.NotSearched == nil && r.Expect.Matches(r.Violated) && r.Vacuous() == 0
+}
 
 // Problem says how the verdict differs from the expected one, or "".
 func (r *VariantResult) Problem() string {
+	if r.NotSearched != nil {
+		return "not searched: " + r.NotSearched.Error()
+	}
 	p := r.Expect.Unexpected(r.Violated)
 	if miss := r.Vacuous(); miss != 0 {
 		if p != "" {
@@ -88,7 +97,8 @@ func (r *VariantResult) Finding(id string) *Finding {
 // history is checked (invariants and porcupine), and the first run violating
 // each invariant is shrunk to a 1-minimal counterexample. Results come back
 // in the order of variants, the same for the same options whatever the
-// parallelism.
+// parallelism. A variant whose machine cannot be built at opt.Config is not
+// searched (VariantResult.NotSearched); the others are.
 func Campaign(ctx context.Context, variants []spec.Variant, opt CampaignOptions) ([]VariantResult, error) {
 	if err := opt.Config.Validate(); err != nil {
 		return nil, err
@@ -97,24 +107,21 @@ func Campaign(ctx context.Context, variants []spec.Variant, opt CampaignOptions)
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
-	machines := make([]*model.Machine, len(variants))
-	for i, v := range variants {
-		m, err := v.Machine(opt.Config)
-		if err != nil {
-			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
-		}
-		machines[i] = m
-	}
 	out := make([]VariantResult, len(variants))
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	for i, v := range variants {
+		m, err := v.Machine(opt.Config)
+		if err != nil {
+			out[i] = VariantResult{Variant: v, Expect: v.ExpectAt(opt.Config), NotSearched: err}
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = searchVariant(ctx, v, machines[i], opt)
+			out[i] = searchVariant(ctx, v, m, opt)
 		}()
 	}
 	wg.Wait()

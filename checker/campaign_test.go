@@ -2,9 +2,10 @@ package checker
 
 import (
 	"context"
-	"github.com/fencecheck/fencecheck/designs"
+	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
@@ -51,5 +52,59 @@ func TestCampaignCatchesMislabelledVariant(t *testing.T) {
 	}
 	if !results[0].Violated.Has(spec.ResourceIndependence) {
 		t.Fatalf("violated %v, want resource-independence among them", results[0].Violated.IDs())
+	}
+}
+
+// TestCampaignOneResource: with one resource a global fence is a
+// per-resource fence, so global-fence cannot break resource-independence;
+// the campaign no longer demands it there (spec.Variant.ExpectAt), and
+// still finds the variant's other expected violation.
+func TestCampaignOneResource(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "global-fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := DefaultCampaign()
+	opt.Config.Resources, opt.Runs = 1, 500
+	results, err := Campaign(context.Background(), []spec.Variant{v}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	if !r.Expected() || r.Violated.Has(spec.ResourceIndependence) || !r.Violated.Has(spec.AbsoluteValidity) {
+		t.Fatalf("one resource: expected %v, violated %v: %s", r.Expected(), r.Violated.IDs(), r.Problem())
+	}
+	if two := v.ExpectAt(DefaultCampaign().Config); !two.Violates.Has(spec.ResourceIndependence) {
+		t.Fatal("two resources: resource-independence not demanded")
+	}
+}
+
+// TestCampaignSkipsWhatItCannotBuild: a design whose own limit rules out the
+// campaign's config (request-id-key keys results by attempt: three workers
+// with four operations each overflow its sink's table) is not searched, and
+// says why; the others are searched as usual.
+func TestCampaignSkipsWhatItCannotBuild(t *testing.T) {
+	var vs []spec.Variant
+	for _, name := range []string{"request-id-key", "reference"} {
+		v, err := spec.LookupVariant(designs.All(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	opt := DefaultCampaign()
+	opt.Config.Workers, opt.Runs = 3, 50
+	results, err := Campaign(context.Background(), vs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped, ref := results[0], results[1]
+	if skipped.NotSearched == nil || skipped.Runs != 0 || skipped.Expected() ||
+		!strings.HasPrefix(skipped.Problem(), "not searched: config:") {
+		t.Errorf("request-id-key: not searched %v, runs %d, expected %v, problem %q",
+			skipped.NotSearched, skipped.Runs, skipped.Expected(), skipped.Problem())
+	}
+	if ref.NotSearched != nil || ref.Runs != opt.Runs {
+		t.Errorf("reference: not searched %v, runs %d of %d", ref.NotSearched, ref.Runs, opt.Runs)
 	}
 }

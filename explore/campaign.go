@@ -103,13 +103,22 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		Reached checker.Coverage `json:"reached"`
 	}
 	var rows []row
-	complete, runsDone := true, 0
+	complete, runsDone, notSearched := true, 0, 0
 	for _, r := range results {
 		done := r.Runs == opt.Runs
 		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Problem(), Runs: r.Runs, Complete: done,
 			Reached: r.Reached}
 		runsDone += r.Runs
-		if !done {
+		switch {
+		case r.NotSearched != nil:
+			// No verdict, and nothing unexpected: the campaign is
+			// incomplete, and says why.
+			complete, rw.Expected = false, true
+			notSearched++
+		case done && r.Expect.Violates&^r.Violated != 0:
+			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
+				opt.Runs, r.Variant.Name)
+		case !done:
 			// A missing violation is no verdict yet: only the violations
 			// found that the spec does not allow are.
 			complete = false
@@ -150,7 +159,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	if *jsonOut {
 		o := map[string]any{"ok": code == exitOK, "complete": complete, "seed": opt.Seed, "budget": opt.Runs, "runs": runsDone, "variants": rows}
 		if !complete {
-			o["stopped"] = stopCause(ctx)
+			o["stopped"] = campaignStop(ctx, notSearched)
 		}
 		return code, writeJSON(stdout, o)
 	}
@@ -181,6 +190,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		switch {
 		case !rw.Expected:
 			v = "UNEXPECTED"
+		case rw.Runs == 0 && rw.Problem != "":
+			v = "not searched"
 		case !rw.Complete:
 			v = fmt.Sprintf("incomplete (%d/%d runs)", rw.Runs, opt.Runs)
 		}
@@ -196,14 +207,17 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		fmt.Fprintf(stdout, "  %c  %s\n", 'A'+i, inv.ID)
 	}
 	for _, rw := range rows {
-		if rw.Problem != "" {
+		switch {
+		case !rw.Expected:
 			fmt.Fprintf(stdout, "UNEXPECTED %s: %s\n", rw.Variant, rw.Problem)
+		case rw.Problem != "":
+			fmt.Fprintf(stdout, "NOT SEARCHED %s: %s\n", rw.Variant, strings.TrimPrefix(rw.Problem, "not searched: "))
 		}
 	}
 	fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
 	if !complete {
-		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete has no verdict yet\n",
-			stopCause(ctx), runsDone, opt.Runs*len(results), opt.Runs)
+		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete or not searched has no verdict\n",
+			campaignStop(ctx, notSearched), runsDone, opt.Runs*len(results), opt.Runs)
 	}
 	return code, nil
 }
@@ -408,6 +422,18 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 }
 
 // stopCause says what ended a search early.
+// campaignStop says why a campaign is incomplete: its context stopped it,
+// or n variants could not be searched at its config.
+func campaignStop(ctx context.Context, n int) string {
+	if ctx.Err() == nil && n > 0 {
+		if n == 1 {
+			return "a variant not searched at this config"
+		}
+		return fmt.Sprintf("%d variants not searched at this config", n)
+	}
+	return stopCause(ctx)
+}
+
 func stopCause(ctx context.Context) string {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

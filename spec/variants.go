@@ -66,12 +66,19 @@ type Expectation struct {
 // otherwise: a takeover, and a stale write reaching the sink after it.
 const DefaultNeeds = model.SceneTakeover | model.SceneStaleWrite
 
-// ExpectAt is the variant's expectation under config c.
+// ExpectAt is the variant's expectation under config c: with two replicas
+// that both believe they are primary, SplitBrain's too; with one resource,
+// resource-independence is allowed but no longer demanded, since a design
+// breaks it through a second resource (its lease, its fence).
 func (v Variant) ExpectAt(c model.Config) Expectation {
 	e := v.Expect
 	if c.Replicas > 1 {
 		e.Violates |= v.SplitBrain.Violates
 		e.May |= v.SplitBrain.May
+	}
+	if c.Resources < 2 && e.Violates.Has(ResourceIndependence) {
+		e.Violates &^= SetOf(ResourceIndependence)
+		e.May |= SetOf(ResourceIndependence)
 	}
 	return e
 }
