@@ -200,6 +200,43 @@ func TestCampaignExitsOneOnAMislabelledVariant(t *testing.T) {
 	}
 }
 
+// TestCampaignNotSearchedIsIncomplete: a variant whose own limit rules out
+// the campaign's config is listed as not searched, with why; the campaign
+// goes on with the others and ends incomplete (exit 3), never as a pass.
+func TestCampaignNotSearchedIsIncomplete(t *testing.T) {
+	var vs []spec.Variant
+	for _, name := range []string{"reference", "request-id-key"} {
+		v, err := spec.LookupVariant(designs.All(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	args := []string{"--workers", "3", "--runs", "500", "--out", t.TempDir()}
+	code, stdout, _ := exploreWith(t, vs, args...)
+	if code != 3 || !strings.Contains(stdout, "NOT SEARCHED request-id-key: config:") ||
+		!strings.Contains(stdout, "incomplete (a variant not searched at this config)") {
+		t.Fatalf("exit %d, want 3 with request-id-key not searched\n%s", code, stdout)
+	}
+	code, stdout, _ = exploreWith(t, vs, append(args, "--json")...)
+	var got struct {
+		Complete bool   `json:"complete"`
+		Stopped  string `json:"stopped"`
+		Variants []struct {
+			Variant  string `json:"variant"`
+			Complete bool   `json:"complete"`
+			Problem  string `json:"problem"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 3 {
+		t.Fatalf("--json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if got.Complete || got.Stopped != "a variant not searched at this config" || len(got.Variants) != 2 ||
+		!got.Variants[0].Complete || got.Variants[1].Complete || !strings.HasPrefix(got.Variants[1].Problem, "not searched: ") {
+		t.Fatalf("--json: %+v", got)
+	}
+}
+
 // TestVizDrawsPorcupineBeside: a history whose sink has no linearization
 // gets porcupine's own picture beside the timeline, linked from it.
 func TestVizDrawsPorcupineBeside(t *testing.T) {
@@ -401,5 +438,39 @@ func mergeNeverReached(t *testing.T, files []string) {
 	if code, stdout, _ := explore(t, append([]string{"merge"}, files...)...); code != exitIncomplete ||
 		!strings.Contains(stdout, "never reached") {
 		t.Fatalf("jobs that together reached no scene: exit %d, %s", code, stdout)
+	}
+}
+
+// TestReadmeShowsTheDefaultCampaign: the matrix README.md shows is the one
+// the default campaign prints (it is deterministic: the same seed, the same
+// runs, the same shrunk counterexamples).
+func TestReadmeShowsTheDefaultCampaign(t *testing.T) {
+	code, stdout, _ := explore(t, "--quiet", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("the default campaign: exit %d\n%s", code, stdout)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func(text string) []string {
+		var rows []string
+		in := false
+		for _, l := range strings.Split(text, "\n") {
+			switch f := strings.Fields(l); {
+			case len(f) > 0 && f[0] == "variant":
+				in = true
+			case in && len(f) < 2:
+				return rows
+			}
+			if in {
+				rows = append(rows, strings.Join(strings.Fields(l), " "))
+			}
+		}
+		return rows
+	}
+	got, want := table(stdout), table(string(readme))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(got) != len(designs.All())+1 {
+		t.Errorf("README.md's campaign matrix differs from the default campaign's; the campaign prints:\n%s", strings.Join(got, "\n"))
 	}
 }
