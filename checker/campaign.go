@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -136,7 +137,8 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 	// (a counterexample a reader and explore check can see), else the first
 	// run whose states do.
 	traces := map[string][]model.Action{}
-	var seen spec.Set // violations some history showed
+	untrusted := map[string][]model.Action{} // the first run whose history shows it, with a duplicate
+	var seen spec.Set                        // violations some history showed
 	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
 		run, judged := RandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
 		hist := HistoryViolations(run)
@@ -149,11 +151,29 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 			traces[id] = run.Actions
 		}
 		seen |= hist
+		if run.State.Dups > 0 {
+			for _, id := range (RawHistoryViolations(run) & viol).IDs() {
+				if _, ok := untrusted[id]; !ok {
+					untrusted[id] = run.Actions
+				}
+			}
+		}
 		res.Violated |= viol
 		res.Reached.Add(run.Scenes)
 		res.Runs = i + 1
 		if opt.Progress != nil && (i+1)%100 == 0 {
 			opt.Progress(v.Name, i+1, opt.Runs)
+		}
+	}
+	// A violation no run's trusted history showed, but one whose duplicates
+	// made its history untrusted did, may show in that run without its
+	// duplicates: that run is a counterexample explore check can see.
+	for _, id := range (res.Violated &^ seen).IDs() {
+		if acts, ok := untrusted[id]; ok {
+			r, _ := Lenient(m, slices.DeleteFunc(slices.Clone(acts), func(a model.Action) bool { return a.Kind == model.Duplicate }))
+			if HistoryViolations(r).Has(id) {
+				traces[id] = r.Actions
+			}
 		}
 	}
 	for _, id := range res.Violated.IDs() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
@@ -106,5 +107,66 @@ func TestCampaignSkipsWhatItCannotBuild(t *testing.T) {
 	}
 	if ref.NotSearched != nil || ref.Runs != opt.Runs {
 		t.Errorf("reference: not searched %v, runs %d of %d", ref.NotSearched, ref.Runs, opt.Runs)
+	}
+}
+
+// TestShrinkDeliversForTheHistory: a renew the coordinator accepted at the
+// deadline, whose ok is still in flight, shows only on the states. Shrink
+// delivers the shrunk run's messages, and the renew's ok then shows the
+// violation in the history too: the counterexample is one explore check
+// can see, and stays 1-minimal for that evidence.
+func TestShrinkDeliversForTheHistory(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "renew-at-deadline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := v.Machine(DefaultCampaign().Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acts []model.Action
+	for _, s := range []string{"acquire w=0 r=0 c=0", "deliver acquire-req w=0 r=0 inc=1 req=1 live",
+		"deliver advance-req w=0 r=0 req=1", "deliver advance-rep w=0 r=0 tok=1 req=1",
+		"deliver acquire-rep w=0 r=0 inc=1 tok=1 req=1 g=1 code=1 live", "tick", "tick", "tick",
+		"renew w=0 c=0", "deliver renew-req w=0 r=0 inc=1 tok=1 g=1 live"} {
+		a, err := model.ParseAction(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts = append(acts, a)
+	}
+	run, judged := Lenient(m, acts)
+	if len(run.Actions) != len(acts) || !judged.Has(spec.RenewValidity) || HistoryViolations(run).Has(spec.RenewValidity) {
+		t.Fatalf("the trace: %d of %d actions ran, states %v, history %v", len(run.Actions), len(acts), judged.IDs(), HistoryViolations(run).IDs())
+	}
+	got := Shrink(m, acts, spec.RenewValidity)
+	if !HistoryViolations(got).Has(spec.RenewValidity) {
+		t.Fatalf("the shrunk run's history does not show renew-validity: %v", got.Actions)
+	}
+	for i := range got.Actions {
+		rest := append(append([]model.Action(nil), got.Actions[:i]...), got.Actions[i+1:]...)
+		if _, ok := Shows(m, rest, spec.RenewValidity, true); ok {
+			t.Errorf("not 1-minimal: without %s the history still shows it", got.Actions[i])
+		}
+	}
+}
+
+// TestCampaignCounterexampleWithoutDuplicates: failover-ttl-reset's runs
+// that show renew-validity in their history all hold a duplicate, which
+// makes a history untrusted (HistoryViolations); the campaign takes the
+// first such run without its duplicates, whose history shows it, so its
+// counterexample is one explore check can see.
+func TestCampaignCounterexampleWithoutDuplicates(t *testing.T) {
+	v, err := spec.LookupVariant(designs.All(), "failover-ttl-reset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := Campaign(context.Background(), []spec.Variant{v}, DefaultCampaign())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := results[0].Finding(spec.RenewValidity)
+	if f == nil || !HistoryViolations(f.Run).Has(spec.RenewValidity) || f.Run.State.Dups != 0 {
+		t.Fatalf("renew-validity: finding %v, not one whose history shows it without a duplicate", f != nil)
 	}
 }

@@ -50,29 +50,26 @@ func Example_userVariant() {
 	// as safe as hoped: false
 	// unexpected violations: exclusive-lease
 	// counterexample: 8 operations
-	// t=0 w2 info crash
-	// t=0 w2 info restart
-	// t=0 w2 invoke acquire job-2
-	// t=0 w2 info acquire job-2
-	// t=0 coordinator info crash
-	// t=0 coordinator info restart
-	// t=0 w2 info clock offset=2
-	// t=1 w2 invoke acquire job-1
-	// t=2 w2 fail acquire job-1 held
-	// t=2 w1 invoke acquire job-1
-	// t=2 w1 info clock offset=1
-	// t=2 w1 fail acquire job-1 held
-	// t=2 w1 invoke acquire job-1
+	// t=0 w1 invoke acquire job-1
+	// t=0 w2 invoke acquire job-1
+	// t=0 w1 info acquire job-1
+	// t=0 w1 info crash
+	// t=0 w1 info restart
+	// t=0 w1 info clock offset=-2
+	// t=0 w2 fail acquire job-1 held
+	// t=0 coordinator invoke advance job-1
+	// t=0 coordinator ok advance job-1 token=1
+	// t=3 w1 invoke acquire job-1
 	// t=3 coordinator invoke advance job-1
-	// t=3 coordinator ok advance job-1 token=1
-	// t=3 w1 ok acquire job-1 token=1
-	// t=3 w1 info clock offset=-2
-	// t=3 w1 invoke renew job-1 token=1
-	// t=3 w2 info clock
-	// t=4 w2 invoke acquire job-1
-	// t=4 w2 info acquire job-1
-	// t=4 coordinator invoke advance job-1
-	// t=4 coordinator ok advance job-1 token=2
+	// t=3 coordinator ok advance job-1 token=2
+	// t=3 w1 info clock offset=-1
+	// t=3 w1 ok acquire job-1 token=2
+	// t=3 w2 info clock offset=1
+	// t=3 w1 invoke renew job-1 token=2
+	// t=3 w2 invoke acquire job-1
+	// t=5 coordinator invoke advance job-1
+	// t=5 coordinator ok advance job-1 token=3
+	// t=5 w2 ok acquire job-1 token=3
 }
 
 func brief(token int64, err string, offset int64) string {

@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"slices"
+
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
@@ -34,14 +36,29 @@ func Shows(m *model.Machine, acts []model.Action, inv string, inHistory bool) (*
 // starts an operation removes its completion too (see Lenient), so the
 // result is 1-minimal in operations as well. The evidence kept is the
 // history's when the original run's history shows inv, else the states'
-// (see Shows). It returns the shrunk run.
+// (see Shows); a violation only the states show is tried once more after
+// its shrunk run's messages are delivered (Delivered): when the history
+// then shows it (the accepted renew's ok has arrived, say), that run is
+// shrunk again keeping the history's evidence. It returns the shrunk run.
 func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
 	run, judged := Lenient(m, acts)
 	inHistory := HistoryViolations(run).Has(inv)
 	if !inHistory && !judged.Has(inv) {
 		return run // not reproducible: nothing to shrink
 	}
-	acts = run.Actions // only the actions that ran
+	run = minimise(m, run, inv, inHistory)
+	if !inHistory {
+		if ext := Delivered(run); HistoryViolations(ext).Has(inv) {
+			run = minimise(m, ext, inv, true)
+		}
+	}
+	return run
+}
+
+// minimise is Shrink's delta debugging of run, which shows inv (in its
+// history when inHistory, else on its states).
+func minimise(m *model.Machine, run *model.Run, inv string, inHistory bool) *model.Run {
+	acts := run.Actions
 	for chunk := len(acts) / 2; chunk >= 1; chunk /= 2 {
 		for start := 0; start+chunk <= len(acts); {
 			cand := append(append([]model.Action(nil), acts[:start]...), acts[start+chunk:]...)
@@ -65,6 +82,29 @@ func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
 		}
 	}
 	return run
+}
+
+// Delivered is run continued by delivering the messages in flight, the
+// first one Enabled offers each time, until none is left: no fault, no
+// tick, no new operation. A delivery sends at most the next message of its
+// request's short chain (request, the sink's advance and its answer, the
+// reply), so this ends; the bound of 64 deliveries is only a guard.
+func Delivered(run *model.Run) *model.Run {
+	m := run.M
+	acts := append([]model.Action(nil), run.Actions...)
+	s := run.State
+	var buf []model.Action
+	for range 64 {
+		buf = m.Enabled(&s, buf[:0])
+		i := slices.IndexFunc(buf, func(a model.Action) bool { return a.Kind == model.Deliver })
+		if i < 0 {
+			break
+		}
+		m.Next(&s, &buf[i])
+		acts = append(acts, buf[i])
+	}
+	ext, _ := Lenient(m, acts)
+	return ext
 }
 
 // Counterexample turns a shrunk run into a history file whose expect lists
