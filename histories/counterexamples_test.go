@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/fencecheck/fencecheck/designs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
@@ -21,11 +23,19 @@ import (
 // expected to violate something: it exists, names its variant, and is
 // 1-minimal — removing any one action (an operation's request takes its
 // delivery and reply with it) no longer reproduces the violation. Its replay
-// is TestReplayEveryHistory's. With -update the campaign finds them anew and
-// rewrites them and the variant pages under docs/variants/.
+// is TestReplayEveryHistory's. They and the variant pages under
+// docs/variants/ must be what the default campaign finds at this tree; with
+// -update they are rewritten so.
 func TestCounterexamples(t *testing.T) {
-	if *update {
-		regenerate(t)
+	files := generate(t)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		if *update {
+			if err := os.WriteFile(path, files[path], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, files[path]) {
+			t.Errorf("%s is not what the default campaign finds at this tree (run go test ./histories -update)", path)
+		}
 	}
 	for _, v := range designs.All() {
 		inv := v.Headline()
@@ -77,9 +87,10 @@ func TestCounterexamples(t *testing.T) {
 	}
 }
 
-// regenerate runs the default campaign and rewrites every counterexample
-// and variant page.
-func regenerate(t *testing.T) {
+// generate runs the default campaign and returns every counterexample and
+// variant page it makes, by path.
+func generate(t *testing.T) map[string][]byte {
+	files := map[string][]byte{}
 	opt := checker.DefaultCampaign()
 	results, err := checker.Campaign(context.Background(), designs.All(), opt)
 	if err != nil {
@@ -126,22 +137,17 @@ func regenerate(t *testing.T) {
 			if err := history.Encode(&b, h); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join("counterexamples", v.Name+".jsonl"), b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			files[filepath.Join("counterexamples", v.Name+".jsonl")] = b.Bytes()
 			fmt.Fprintf(&page, "\n## Counterexample: %s\n\nThe shortest story the campaign found, shrunk until removing any one step loses the violation (%d operations, %d events). File: [`histories/counterexamples/%s.jsonl`](../../histories/counterexamples/%s.jsonl); replay it with `go run ./cmd/explore replay histories/counterexamples/%s.jsonl`, draw it with `go run ./cmd/explore viz ... -o %s.html`.\n\n```mermaid\n", inv, len(h.Ops()), len(h.Events), v.Name, v.Name, v.Name, v.Name)
 			if err := viz.Mermaid(&page, h, viz.Options{Title: v.Name + ": " + inv, Violations: checker.Highlights(h, designs.All())}); err != nil {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&page, "```\n")
 		}
-		if err := os.WriteFile(filepath.Join("..", "docs", "variants", v.Name+".md"), page.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[filepath.Join("..", "docs", "variants", v.Name+".md")] = page.Bytes()
 	}
-	if err := os.WriteFile(filepath.Join("..", "docs", "variants", "README.md"), index.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	files[filepath.Join("..", "docs", "variants", "README.md")] = index.Bytes()
+	return files
 }
 
 func orNothing(ids []string) string {
