@@ -135,7 +135,9 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 	first := map[string]Finding{}
 	// The trace to shrink: the first run whose history shows the violation
 	// (a counterexample a reader and explore check can see), else the first
-	// run whose states do.
+	// run whose history shows it but is untrusted for a duplicate, without
+	// its duplicates, when its history then shows it, else the first run
+	// whose states do.
 	traces := map[string][]model.Action{}
 	untrusted := map[string][]model.Action{} // the first run whose history shows it, with a duplicate
 	var seen spec.Set                        // violations some history showed
@@ -152,7 +154,7 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 		}
 		seen |= hist
 		if run.State.Dups > 0 {
-			for _, id := range (RawHistoryViolations(run) & viol).IDs() {
+			for _, id := range (rawHistoryViolations(run) & viol).IDs() {
 				if _, ok := untrusted[id]; !ok {
 					untrusted[id] = run.Actions
 				}

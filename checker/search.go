@@ -60,16 +60,16 @@ func Violations(run *model.Run, judged spec.Set) spec.Set {
 // HistoryViolations is what a run's recorded history alone shows (with the
 // rule for duplicated requests of Violations).
 func HistoryViolations(run *model.Run) spec.Set {
-	v := RawHistoryViolations(run)
+	v := rawHistoryViolations(run)
 	if run.State.Dups > 0 {
 		v &= spec.SetOf(spec.LinearizableSink)
 	}
 	return v
 }
 
-// RawHistoryViolations is every invariant spec.Check finds in a run's
+// rawHistoryViolations is every invariant spec.Check finds in a run's
 // history, duplicates or not.
-func RawHistoryViolations(run *model.Run) spec.Set {
+func rawHistoryViolations(run *model.Run) spec.Set {
 	var v spec.Set
 	for _, x := range spec.Check(run.History("", 0, nil, ""), spec.Options{}).Violations {
 		v |= spec.SetOf(x.Invariant)

@@ -37,7 +37,7 @@ func Shows(m *model.Machine, acts []model.Action, inv string, inHistory bool) (*
 // result is 1-minimal in operations as well. The evidence kept is the
 // history's when the original run's history shows inv, else the states'
 // (see Shows); a violation only the states show is tried once more after
-// its shrunk run's messages are delivered (Delivered): when the history
+// its shrunk run's messages are delivered (delivered): when the history
 // then shows it (the accepted renew's ok has arrived, say), that run is
 // shrunk again keeping the history's evidence. It returns the shrunk run.
 func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
@@ -48,7 +48,7 @@ func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
 	}
 	run = minimise(m, run, inv, inHistory)
 	if !inHistory {
-		if ext := Delivered(run); HistoryViolations(ext).Has(inv) {
+		if ext := delivered(run); HistoryViolations(ext).Has(inv) {
 			run = minimise(m, ext, inv, true)
 		}
 	}
@@ -84,12 +84,12 @@ func minimise(m *model.Machine, run *model.Run, inv string, inHistory bool) *mod
 	return run
 }
 
-// Delivered is run continued by delivering the messages in flight, the
+// delivered is run continued by delivering the messages in flight, the
 // first one Enabled offers each time, until none is left: no fault, no
 // tick, no new operation. A delivery sends at most the next message of its
 // request's short chain (request, the sink's advance and its answer, the
 // reply), so this ends; the bound of 64 deliveries is only a guard.
-func Delivered(run *model.Run) *model.Run {
+func delivered(run *model.Run) *model.Run {
 	m := run.M
 	acts := append([]model.Action(nil), run.Actions...)
 	s := run.State
