@@ -96,9 +96,12 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		Variant  string `json:"variant"`
 		Expected bool   `json:"expected"`
 		Problem  string `json:"problem,omitempty"`
-		Complete bool   `json:"complete"`
-		Runs     int    `json:"runs"` // runs done, of the budget
-		Cells    []cell `json:"cells"`
+		// NotSearched says why the variant was not searched at this
+		// config (a design's own limit), when it was not.
+		NotSearched string `json:"notSearched,omitempty"`
+		Complete    bool   `json:"complete"`
+		Runs        int    `json:"runs"` // runs done, of the budget
+		Cells       []cell `json:"cells"`
 		// Reached counts the runs that reached each scene.
 		Reached checker.Coverage `json:"reached"`
 	}
@@ -113,7 +116,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		case r.NotSearched != nil:
 			// No verdict, and nothing unexpected: the campaign is
 			// incomplete, and says why.
-			complete, rw.Expected = false, true
+			complete, rw.Expected, rw.NotSearched = false, true, r.NotSearched.Error()
 			notSearched++
 		case done && r.Expect.Violates&^r.Violated != 0:
 			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
@@ -190,7 +193,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		switch {
 		case !rw.Expected:
 			v = "UNEXPECTED"
-		case rw.Runs == 0 && rw.Problem != "":
+		case rw.NotSearched != "":
 			v = "not searched"
 		case !rw.Complete:
 			v = fmt.Sprintf("incomplete (%d/%d runs)", rw.Runs, opt.Runs)
@@ -210,8 +213,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		switch {
 		case !rw.Expected:
 			fmt.Fprintf(stdout, "UNEXPECTED %s: %s\n", rw.Variant, rw.Problem)
-		case rw.Problem != "":
-			fmt.Fprintf(stdout, "NOT SEARCHED %s: %s\n", rw.Variant, strings.TrimPrefix(rw.Problem, "not searched: "))
+		case rw.NotSearched != "":
+			fmt.Fprintf(stdout, "NOT SEARCHED %s: %s\n", rw.Variant, rw.NotSearched)
 		}
 	}
 	fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))

@@ -223,16 +223,18 @@ func TestCampaignNotSearchedIsIncomplete(t *testing.T) {
 		Complete bool   `json:"complete"`
 		Stopped  string `json:"stopped"`
 		Variants []struct {
-			Variant  string `json:"variant"`
-			Complete bool   `json:"complete"`
-			Problem  string `json:"problem"`
+			Variant     string `json:"variant"`
+			Complete    bool   `json:"complete"`
+			Problem     string `json:"problem"`
+			NotSearched string `json:"notSearched"`
 		} `json:"variants"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 3 {
 		t.Fatalf("--json: exit %d, %v\n%s", code, err, stdout)
 	}
 	if got.Complete || got.Stopped != "a variant not searched at this config" || len(got.Variants) != 2 ||
-		!got.Variants[0].Complete || got.Variants[1].Complete || !strings.HasPrefix(got.Variants[1].Problem, "not searched: ") {
+		!got.Variants[0].Complete || got.Variants[1].Complete || !strings.HasPrefix(got.Variants[1].Problem, "not searched: ") ||
+		got.Variants[0].NotSearched != "" || !strings.HasPrefix(got.Variants[1].NotSearched, "config: ") {
 		t.Fatalf("--json: %+v", got)
 	}
 }
