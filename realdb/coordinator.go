@@ -68,6 +68,8 @@ type Coordinator struct {
 	mu     sync.Mutex
 	leases map[string]lease
 	grants map[string]grantRecord // by request id, for the coordinator's lifetime
+	// graceEnd: after a restart, no lease is granted before it (by clock).
+	graceEnd int64
 
 	// grantBeforeFence is the unsafe variant of that name, for replaying its
 	// counterexample: grant the next token at once and advance the sink's
@@ -110,7 +112,7 @@ func (c *Coordinator) Acquire(ctx context.Context, r AcquireRequest) (Grant, err
 		}
 		return g.grant, nil
 	}
-	if l, ok := c.leases[r.Resource]; ok && c.clock() < l.deadline {
+	if l, ok := c.leases[r.Resource]; ok && c.clock() < l.deadline || c.clock() < c.graceEnd {
 		return Grant{}, ErrHeld
 	}
 	var token int64
@@ -128,6 +130,18 @@ func (c *Coordinator) Acquire(ctx context.Context, r AcquireRequest) (Grant, err
 	g := Grant{Token: token, TTL: r.TTL}
 	c.grants[r.RequestID] = grantRecord{resource: r.Resource, grant: g}
 	return g, nil
+}
+
+// Restart is the coordinator after a crash and restart, as the reference
+// protocol has it: the lease table, kept in memory, is lost; the grant
+// records (kept with the fences, in the store) are not; and no lease is
+// granted for grace (one ttl), by which time every lease granted before the
+// restart has expired.
+func (c *Coordinator) Restart(grace time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.leases)
+	c.graceEnd = c.clock() + int64(grace)
 }
 
 // advance raises the sink's fence for resource, recording it; c.mu is held,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -101,24 +102,43 @@ type replayWorker struct {
 	steps chan step
 	open  *history.Pending
 	inv   history.Event
-	// answer is the real coordinator's answer to the open acquire, driven
-	// at the model's advance line and delivered at the acquire's completion.
-	answer *acqAnswer
+	// answer is the real answer to the open operation, obtained at the
+	// model's instant of its decision (an acquire's grant: at the advance
+	// line) and delivered at the operation's completion line.
+	answer *reply
+	// invAt is the index of the open operation's invoke event.
+	invAt int
+	// grant is the token the model granted the open acquire (its ok line's),
+	// 0 when the schedule shows no grant.
+	grant int64
 	// lostAcq is an acquire the worker gave up on (info) whose request may
 	// still reach the coordinator.
 	lostAcq *history.Event
+	lostAt  int // its invoke index
 	// applied is the real answer of the open write, let go at its apply line.
 	applied *writeResult
-	// abandoned: the held write was given up on (info) before its apply.
-	abandoned bool
-	wv        history.Value // the held write's value
-	// a write under way: held at the window until go is closed.
-	atWindow chan struct{}
-	goOn     chan struct{}
-	result   chan writeResult
+	// writes are the worker's writes under way, held at the sink's window,
+	// oldest first: the open one's, and those of writes given up on (or
+	// their network copies) that have not reached the sink's apply line.
+	writes []*heldWrite
 }
 
-type acqAnswer struct {
+// heldWrite is a write under way on the real sink, held at the sink's
+// window until the schedule's apply line lets it go.
+type heldWrite struct {
+	op     int // its invoke event's index
+	dec    int // the decision that started it; -1 when started at the invocation
+	inv    history.Event
+	window chan struct{} // closed when the write reaches the window
+	goOn   chan struct{}
+	result chan writeResult
+}
+
+// windowKey carries a write's heldWrite to the sink's window hook.
+type windowKey struct{}
+
+// reply is an operation's real answer.
+type reply struct {
 	t history.Type
 	v history.Value
 }
@@ -136,6 +156,10 @@ type replay struct {
 	now   int64 // ns: the current event's time × Tick
 	res   *ReplayResult
 	gbf   bool
+	sched []history.Event // the schedule's events
+	// traced: the schedule has an action trace; writes start when the
+	// model's sink takes them, not at their invocation.
+	traced bool
 	// granting: per resource, the worker whose grant is in progress (the
 	// real acquire driven at the model's advance, its answer not yet given).
 	granting map[string]*replayWorker
@@ -158,6 +182,10 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 	if err != nil {
 		return res, err
 	}
+	in, err := scheduleInstants(h)
+	if err != nil {
+		return res, err
+	}
 	dir, err := os.MkdirTemp("", "fencecheck-replay-")
 	if err != nil {
 		return res, err
@@ -177,7 +205,7 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 			err = derr
 		}
 	}()
-	r := &replay{cfg: cfg, res: &res, gbf: gbf, granting: map[string]*replayWorker{}}
+	r := &replay{cfg: cfg, res: &res, gbf: gbf, sched: h.Events, traced: in.traced, granting: map[string]*replayWorker{}}
 	clock := func() int64 { return r.now }
 	r.rec = history.NewRecorder(history.Header{TimeUnit: "ns", Expect: h.Header.Expect,
 		Note: fmt.Sprintf("explore real --schedule: %s replayed on the built-in coordinator and a %s sink on %s, tick %v",
@@ -194,9 +222,9 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		w := &replayWorker{id: id, r: r, steps: make(chan step)}
 		c := sc
 		c.Window = func(ctx context.Context) {
-			if w.atWindow != nil {
-				close(w.atWindow)
-				<-w.goOn
+			if hw, ok := ctx.Value(windowKey{}).(*heldWrite); ok {
+				close(hw.window)
+				<-hw.goOn
 			}
 		}
 		s, err := Open(ctx, c)
@@ -216,11 +244,30 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		}
 	}()
 
-	for _, e := range h.Events {
+	grants := map[int]int64{}         // an acquire's invoke index -> the token its ok line grants
+	results := map[int]history.Type{} // an operation's invoke index -> its result
+	var grace int64                   // a restarted coordinator's: the longest lease asked for
+	for _, op := range h.Ops() {
+		if inv := h.Events[op.Invoke]; inv.F == history.Acquire {
+			grace = max(grace, inv.Value.TTL*int64(cfg.Tick))
+		}
+		results[op.Invoke] = h.Result(op)
+		if inv := h.Events[op.Invoke]; inv.F == history.Acquire && h.Result(op) == history.OK {
+			grants[op.Invoke] = h.Events[op.Complete].Value.Token
+		}
+	}
+	next := 0 // the next of in.decisions
+	decide := func(before int) {
+		for ; next < len(in.decisions) && in.decisions[next].at <= before; next++ {
+			r.decide(ctx, next, in.decisions[next], order, results)
+		}
+	}
+	for i, e := range h.Events {
+		decide(i)
 		r.now = e.Time * int64(cfg.Tick)
 		switch {
 		case e.Process == history.Sink && e.F == history.Apply:
-			r.apply(ctx, e, workers)
+			r.apply(ctx, i, e, workers, in.applies)
 			continue
 		case e.Process == history.Coordinator && e.F == history.Advance:
 			if e.Type != history.OK {
@@ -232,11 +279,12 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 				}
 				continue
 			}
-			r.drive(ctx, e, order)
+			r.drive(ctx, i, e, order, in)
 			continue
 		case history.IsFault(e.F):
 			r.rec.Fault(e.Process, e.F, e.Value)
 			if e.Process == history.Coordinator && e.F == history.Restart {
+				r.coord.Restart(time.Duration(grace))
 				// A grant in progress lives in the model coordinator's
 				// memory: it is lost (its real answer is not delivered).
 				for res, w := range r.granting {
@@ -255,20 +303,26 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		if err != nil {
 			return res, err
 		}
+		if e.Type == history.Invoke { // read by drive and decide, in this goroutine, while w waits
+			w.invAt, w.grant = i, grants[i]
+		}
 		st := step{e: e, done: make(chan struct{})}
 		w.steps <- st
 		<-st.done
 	}
+	decide(len(h.Events))
 	// Let every operation the schedule left open go, in order, and every
 	// write given up on but never applied.
 	for _, w := range order {
-		if w.open == nil && !w.abandoned {
-			continue
+		for _, hw := range slices.Clone(w.writes) {
+			if w.open != nil && hw.op == w.invAt {
+				continue // the open write's: it completes below
+			}
+			res := w.letGo(hw)
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), never applied in the schedule, let go at its end: %s%s, the fence it saw %d",
+				w.id, hw.inv.Resource, hw.inv.Value.Token, res.out, errText(res.err), res.fence))
 		}
 		if w.open == nil {
-			res := w.letGo()
-			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), given up and never applied in the schedule, let go at its end: %s%s, the fence it saw %d",
-				w.id, w.inv.Resource, w.inv.Value.Token, res.out, errText(res.err), res.fence))
 			continue
 		}
 		st := step{e: history.Event{Process: w.id, Type: "", F: w.inv.F, Resource: w.inv.Resource}, done: make(chan struct{})}
@@ -293,30 +347,13 @@ func (w *replayWorker) loop(ctx context.Context) {
 func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 	r := w.r
 	if e.Type == history.Invoke {
-		v := e.Value
-		if v.TTL > 0 {
-			v.TTL *= int64(r.cfg.Tick)
-		}
-		w.inv, w.inv.Value = e, v
+		w.inv = r.scaled(e)
+		v := w.inv.Value
 		w.open = r.rec.Invoke(w.id, e.F, e.Resource, v)
 		w.answer = nil
-		if e.F == history.Write {
-			if w.abandoned { // an older write given up on and never applied
-				w.letGo()
-			}
-			w.wv, w.applied, w.abandoned = v, nil, false
-			// Start the write: it runs to the window and waits there.
-			w.atWindow, w.goOn, w.result = make(chan struct{}), make(chan struct{}), make(chan writeResult, 1)
-			at := w.atWindow
-			go func() {
-				out, fence, err := w.sink.Write(ctx, e.Resource, v.Token, v.ResultID, v.Payload, v.Task)
-				w.result <- writeResult{out, fence, err}
-			}()
-			select {
-			case <-at:
-			case res := <-w.result:
-				w.result <- res // finished without reaching the window (it cannot: every kind has one)
-			}
+		w.applied = nil
+		if e.F == history.Write && !r.traced {
+			w.start(ctx, w.invAt, -1, w.inv) // at the sink from its invocation on
 		}
 		return
 	}
@@ -334,19 +371,15 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 		w.open = nil
 		switch inv.F {
 		case history.Acquire:
-			if w.answer != nil { // granted for real, the answer lost
+			if r.granting[inv.Resource] == w { // granted for real, the answer lost
 				r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, was granted token %d by the real coordinator", w.id, inv.Resource, w.answer.v.Token))
-				w.answer = nil
 				delete(r.granting, inv.Resource)
 			} else {
 				lost := inv
-				w.lostAcq = &lost
-			}
-		case history.Write:
-			if w.applied == nil {
-				w.abandoned = true
+				w.lostAcq, w.lostAt = &lost, w.invAt
 			}
 		}
+		w.answer = nil // a renew's or release's decision stands, its answer is lost
 		return
 	}
 	t, v := w.perform(ctx, inv, e)
@@ -379,14 +412,16 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 // perform makes inv's call for real (or lets the held write go on) and
 // returns its completion.
 func (w *replayWorker) perform(ctx context.Context, inv, e history.Event) (history.Type, history.Value) {
-	r, v := w.r, inv.Value
+	r := w.r
+	if a := w.answer; a != nil { // obtained at the model's decision
+		w.answer = nil
+		if r.granting[inv.Resource] == w {
+			delete(r.granting, inv.Resource)
+		}
+		return a.t, a.v
+	}
 	switch inv.F {
 	case history.Acquire:
-		if a := w.answer; a != nil { // driven at the advance line
-			w.answer = nil
-			delete(r.granting, inv.Resource)
-			return a.t, a.v
-		}
 		if g := r.granting[inv.Resource]; g != nil && g != w && e.Type == history.Fail && e.Value.Error == ErrHeld.Error() {
 			// The model coordinator is busy granting the resource to g; the
 			// real one granted at once, so it answers for the grant in
@@ -394,7 +429,27 @@ func (w *replayWorker) perform(ctx context.Context, inv, e history.Event) (histo
 			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while %s's grant was in progress", w.id, inv.Resource, g.id))
 			return history.Fail, history.Value{Error: ErrHeld.Error()}
 		}
-		return r.acquire(ctx, inv)
+		return r.acquire(ctx, inv, 0)
+	case history.Write:
+		if a := w.applied; a != nil {
+			w.applied = nil
+			return writeAnswer(*a)
+		}
+		// Not applied in the schedule: the write goes on now.
+		i := slices.IndexFunc(w.writes, func(hw *heldWrite) bool { return hw.op == w.invAt })
+		if i < 0 {
+			w.start(ctx, w.invAt, -1, inv)
+			i = len(w.writes) - 1
+		}
+		return writeAnswer(w.letGo(w.writes[i]))
+	}
+	return w.call(ctx, inv)
+}
+
+// call makes inv's renew, release or read for real.
+func (w *replayWorker) call(ctx context.Context, inv history.Event) (history.Type, history.Value) {
+	r, v := w.r, inv.Value
+	switch inv.F {
 	case history.Renew:
 		return protocol(r.coord.Renew(ctx, LeaseRequest{Resource: inv.Resource, Owner: v.Owner, Incarnation: v.Incarnation,
 			Token: v.Token, TTL: time.Duration(max(v.TTL, 1))}))
@@ -406,14 +461,6 @@ func (w *replayWorker) perform(ctx context.Context, inv, e history.Event) (histo
 			return history.Info, history.Value{Error: err.Error()}
 		}
 		return history.OK, history.Value{Payload: payload, HasPayload: ok}
-	case history.Write:
-		var res writeResult
-		if w.applied != nil {
-			res, w.applied = *w.applied, nil
-		} else {
-			res = w.letGo()
-		}
-		return writeAnswer(res)
 	}
 	return history.Info, history.Value{Error: "the replay cannot play " + inv.F}
 }
@@ -440,47 +487,141 @@ func protocol(err error) (history.Type, history.Value) {
 	return history.Info, history.Value{Error: err.Error()}
 }
 
-// acquire makes the acquire inv for real on the coordinator.
-func (r *replay) acquire(ctx context.Context, inv history.Event) (history.Type, history.Value) {
+// acquire makes the acquire inv for real on the coordinator, the lease
+// lasting its ttl and extra (from now): the model's coordinator grants when
+// the sink's answer to its advance arrives, which can be later than the
+// advance line where the real acquire is made.
+func (r *replay) acquire(ctx context.Context, inv history.Event, extra int64) (history.Type, history.Value) {
 	v := inv.Value
 	g, err := r.coord.Acquire(ctx, AcquireRequest{Resource: inv.Resource, Owner: v.Owner, Incarnation: v.Incarnation,
-		RequestID: v.RequestID, TTL: time.Duration(v.TTL)})
+		RequestID: v.RequestID, TTL: time.Duration(v.TTL + extra)})
 	t, out := protocol(err)
 	if err == nil {
-		out = history.Value{Token: g.Token, TTL: int64(g.TTL)}
+		out = history.Value{Token: g.Token, TTL: v.TTL}
 	}
 	return t, out
 }
 
-// drive plays the model coordinator's advance on resource e.Resource: the
-// sink's step of a grant. The acquire it serves is the latest-invoked open
-// acquire on the resource not driven yet, else one its worker gave up on
-// whose request was still in flight; the real coordinator's acquire (which
-// advances, then grants) is made now and its answer kept for the acquire's
-// completion line. An advance that serves no acquire the replay can name is
-// made alone.
-func (r *replay) drive(ctx context.Context, e history.Event, order []*replayWorker) {
-	var pick *replayWorker
-	for _, w := range order {
-		if w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource && w.answer == nil &&
-			(pick == nil || w.inv.Time >= pick.inv.Time) {
-			pick = w
+// scaled is the invocation e with its ttl in real time.
+func (r *replay) scaled(e history.Event) history.Event {
+	e.Value.TTL *= int64(r.cfg.Tick)
+	return e
+}
+
+// decide makes the real call of a decision the model made between two of
+// the schedule's events, on the model's clock then, and keeps its answer
+// for the operation's completion line. An acquire's grant is driven at its
+// advance line; here an acquire is only refused (the schedule's answer is
+// fail): while the model's coordinator was granting the resource to another
+// worker, held without asking the real one (which granted at once).
+func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayWorker, results map[int]history.Type) {
+	var w *replayWorker
+	for _, x := range order {
+		if x.id == r.sched[d.op].Process {
+			w = x
 		}
 	}
-	if pick != nil {
-		t, v := r.acquire(ctx, pick.inv)
-		pick.answer = &acqAnswer{t, v}
-		r.granting[e.Resource] = pick
+	if w == nil {
 		return
 	}
-	for _, w := range order {
-		if l := w.lostAcq; l != nil && l.Resource == e.Resource {
-			w.lostAcq = nil
-			t, v := r.acquire(ctx, *l)
-			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at the advance: %s token %d %s",
-				w.id, e.Resource, t, v.Token, v.Error))
-			return
+	r.now = d.tick * int64(r.cfg.Tick)
+	if inv := r.sched[d.op]; inv.F == history.Write {
+		// The sink takes the write now (check-then-write: checks it; the
+		// put waits for the apply line).
+		w.start(ctx, d.op, k, r.scaled(inv))
+		return
+	}
+	if d.late {
+		inv := r.scaled(r.sched[d.op])
+		t, v := w.call(ctx, inv)
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("a late copy of %s's %s on %s (token %d) reached the coordinator at %d: %s %s",
+			w.id, inv.F, inv.Resource, inv.Value.Token, d.tick, t, v.Error))
+		return
+	}
+	if d.grant && (w.open == nil || w.invAt != d.op) { // given up on, granted all the same
+		inv := r.scaled(r.sched[d.op])
+		t, v := r.acquire(ctx, inv, 0)
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at %d: %s token %d %s",
+			w.id, inv.Resource, d.tick, t, v.Token, v.Error))
+		return
+	}
+	if w.open == nil || w.invAt != d.op {
+		return
+	}
+	var t history.Type
+	var v history.Value
+	switch {
+	case w.inv.F != history.Acquire:
+		t, v = w.call(ctx, w.inv)
+	case d.grant:
+		t, v = r.acquire(ctx, w.inv, 0)
+	case results[d.op] != history.Fail:
+		return
+	case d.busy:
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while the coordinator was granting it to another", w.id, w.inv.Resource))
+		t, v = history.Fail, history.Value{Error: ErrHeld.Error()}
+	default:
+		t, v = r.acquire(ctx, w.inv, 0)
+	}
+	w.answer = &reply{t, v}
+}
+
+// drive plays the model coordinator's advance on resource e.Resource: the
+// sink's step of a grant. The acquire it serves is the latest-invoked open
+// acquire on the resource not driven yet whose grant (if the schedule shows
+// one) is this advance's token, else one its worker gave up on whose request
+// was still in flight; the real coordinator's acquire (which advances, then
+// grants) is made now and its answer kept for the acquire's completion line.
+// An advance that serves no acquire the replay can name is made alone: a
+// grant the coordinator began before a restart advances the fence, and the
+// acquire's retry is granted at the next advance.
+func (r *replay) drive(ctx context.Context, i int, e history.Event, order []*replayWorker, in instants) {
+	var pick *replayWorker
+	var lost *history.Event // an acquire given up on whose request arrived
+	lostAt := -1
+	if op, ok := in.advances[i]; ok { // the trace names the acquire
+		for _, w := range order {
+			if op >= 0 && w.open != nil && w.invAt == op {
+				pick = w
+			}
 		}
+		if op >= 0 && pick == nil {
+			l := r.scaled(r.sched[op])
+			lost, lostAt = &l, op
+		}
+	} else {
+		for _, w := range order {
+			if w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource && w.answer == nil &&
+				(w.grant == 0 || w.grant == e.Value.Token) && (pick == nil || w.inv.Time >= pick.inv.Time) {
+				pick = w
+			}
+		}
+		for _, w := range order {
+			if l := w.lostAcq; pick == nil && lost == nil && l != nil && l.Resource == e.Resource {
+				lost, lostAt = l, w.lostAt
+				w.lostAcq = nil
+			}
+		}
+	}
+	// extra lengthens the real lease by the ticks from here to the model's
+	// grant, which the lease runs from.
+	extra := func(op int) int64 {
+		if t, ok := in.granted[op]; ok {
+			return t*int64(r.cfg.Tick) - r.now
+		}
+		return 0
+	}
+	switch {
+	case pick != nil:
+		t, v := r.acquire(ctx, pick.inv, extra(pick.invAt))
+		pick.answer = &reply{t, v}
+		r.granting[e.Resource] = pick
+		return
+	case lost != nil:
+		t, v := r.acquire(ctx, *lost, extra(lostAt))
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at the advance: %s token %d %s",
+			lost.Process, e.Resource, t, v.Token, v.Error))
+		return
 	}
 	if _, err := r.coord.Advance(ctx, e.Resource); err != nil {
 		r.mismatch("advance on %s: %v", e.Resource, err)
@@ -490,18 +631,27 @@ func (r *replay) drive(ctx context.Context, e history.Event, order []*replayWork
 // apply plays the sink's apply line: the writer's held write is let go now,
 // and the sink's real decision recorded as an apply event; the writer's
 // completion line (if still to come) gets the real answer.
-func (r *replay) apply(ctx context.Context, e history.Event, workers map[string]*replayWorker) {
-	w := workers[e.Value.Writer]
-	held := w != nil && w.goOn != nil && w.inv.F == history.Write && w.inv.Resource == e.Resource &&
-		w.wv.Token == e.Value.Token && w.wv.ResultID == e.Value.ResultID && (w.open != nil || w.abandoned)
-	if !held {
+func (r *replay) apply(ctx context.Context, at int, e history.Event, workers map[string]*replayWorker, applies map[int]int) {
+	var w *replayWorker
+	i := -1
+	if w = workers[e.Value.Writer]; w != nil {
+		dec, traced := applies[at] // the trace names the write
+		i = slices.IndexFunc(w.writes, func(hw *heldWrite) bool {
+			v := hw.inv.Value
+			return hw.inv.Resource == e.Resource && v.Token == e.Value.Token && v.ResultID == e.Value.ResultID &&
+				(!traced || hw.dec == dec)
+		})
+	}
+	if i < 0 {
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("the sink's apply of %s's write on %s (token %d) at %d: a copy, or a write no longer held; nothing to let go",
 			e.Value.Writer, e.Resource, e.Value.Token, e.Time))
 		return
 	}
-	res := w.letGo()
-	v := history.Value{Writer: w.id, Token: w.wv.Token, ResultID: w.wv.ResultID, Payload: w.wv.Payload,
-		HasPayload: w.wv.HasPayload, Task: w.wv.Task}
+	hw := w.writes[i]
+	res := w.letGo(hw)
+	wv := hw.inv.Value
+	v := history.Value{Writer: w.id, Token: wv.Token, ResultID: wv.ResultID, Payload: wv.Payload,
+		HasPayload: wv.HasPayload, Task: wv.Task}
 	switch {
 	case res.err != nil:
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s let go at the apply: %v", w.id, e.Resource, res.err))
@@ -517,20 +667,37 @@ func (r *replay) apply(ctx context.Context, e history.Event, workers map[string]
 			r.mismatch("the sink's apply of %s's write on %s: the model %s, the real sink %s", w.id, e.Resource, want, got)
 		}
 	}
-	if w.abandoned {
-		w.abandoned = false
-		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), given up, applied at the schedule's apply: %s%s, the fence it saw %d",
-			w.id, e.Resource, w.wv.Token, res.out, errText(res.err), res.fence))
+	if w.open == nil || hw.op != w.invAt || w.applied != nil {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's write on %s (token %d), given up or a copy, applied at the schedule's apply: %s%s, the fence it saw %d",
+			w.id, e.Resource, wv.Token, res.out, errText(res.err), res.fence))
 		return
 	}
 	w.applied = &res
 }
 
-// letGo lets the held write go on and waits for its real result.
-func (w *replayWorker) letGo() writeResult {
-	close(w.goOn)
-	res := <-w.result
-	w.atWindow, w.goOn = nil, nil
+// start starts inv's write (the operation at op; dec the decision, -1 for
+// none) on the real sink: it runs to the sink's window and waits there.
+func (w *replayWorker) start(ctx context.Context, op, dec int, inv history.Event) {
+	hw := &heldWrite{op: op, dec: dec, inv: inv, window: make(chan struct{}), goOn: make(chan struct{}), result: make(chan writeResult, 1)}
+	w.writes = append(w.writes, hw)
+	v := inv.Value
+	wctx := context.WithValue(ctx, windowKey{}, hw)
+	go func() {
+		out, fence, err := w.sink.Write(wctx, inv.Resource, v.Token, v.ResultID, v.Payload, v.Task)
+		hw.result <- writeResult{out, fence, err}
+	}()
+	select {
+	case <-hw.window:
+	case res := <-hw.result:
+		hw.result <- res // finished without reaching the window (an error before it)
+	}
+}
+
+// letGo lets a held write go on, waits for its real result and forgets it.
+func (w *replayWorker) letGo(hw *heldWrite) writeResult {
+	close(hw.goOn)
+	res := <-hw.result
+	w.writes = slices.DeleteFunc(w.writes, func(x *heldWrite) bool { return x == hw })
 	return res
 }
 

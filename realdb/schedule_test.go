@@ -9,37 +9,37 @@ import (
 	"github.com/fencecheck/fencecheck/spec"
 )
 
-// TestReplayCounterexamples replays four of the model's counterexamples on
-// the built-in coordinator and a real sink (SQLite, and PostgreSQL for
-// ttl-only-lock), each twice: every answer
-// the schedule states comes back the same, and the real history shows what
-// the model found. Three are the campaign's, as committed under
-// histories/counterexamples; ttl-only-lock's is an earlier campaign's,
-// kept in testdata. In the campaign's current one the coordinator restarts
-// while the advance of a grant it began is in flight, and the worker's
-// retry makes a second advance: the history shows two advances and one
-// open acquire, and Replay drives the real acquire at the first (the stale
-// one), so the real coordinator grants token 1 where the model granted 2.
+// TestReplayCounterexamples replays the model's counterexamples on the
+// built-in coordinator and a real sink (SQLite, and PostgreSQL for
+// ttl-only-lock), each twice: every answer the schedule states comes back
+// the same, and the real history shows what the model found. Four are the
+// campaign's, as committed under histories/counterexamples; two are kept in
+// testdata so that they stay when the campaign's change. ttl-only-lock.jsonl
+// is an earlier campaign's (a worker crashes). In restart-mid-grant.jsonl
+// the coordinator restarts while the advance of a grant it began is in
+// flight, and the worker's retry makes a second advance: the history shows
+// two advances and one open acquire, whose ok grants the second's token, so
+// the first is played as an advance alone and the real acquire is driven at
+// the second.
 func TestReplayCounterexamples(t *testing.T) {
+	committed := filepath.Join("..", "histories", "counterexamples")
 	for _, tc := range []struct {
-		name string
-		want []string // invariants the real history must violate
+		name, path string
+		want       []string // invariants the real history must violate
 	}{
 		// The stale write is let go at the model's apply line, after the
 		// takeover's advance; the recorded apply event (written, having
 		// seen fence 1, with the fence at 2) orders it after the advance.
-		{"check-then-write", []string{spec.Fencing}},
-		{"grant-before-fence", []string{spec.Fencing, spec.FenceBeforeGrant}},
-		{"ttl-only-lock", []string{spec.Fencing}},
+		{"check-then-write", filepath.Join(committed, "check-then-write.jsonl"), []string{spec.Fencing}},
+		{"grant-before-fence", filepath.Join(committed, "grant-before-fence.jsonl"), []string{spec.Fencing, spec.FenceBeforeGrant}},
+		{"ttl-only-lock", filepath.Join(committed, "ttl-only-lock.jsonl"), []string{spec.Fencing}},
 		// The write applied at the lease's deadline (tick 3 of ttl 3).
-		{"reference", []string{spec.AbsoluteValidity}},
+		{"reference", filepath.Join(committed, "reference.jsonl"), []string{spec.AbsoluteValidity}},
+		{"ttl-only-lock-earlier", filepath.Join("testdata", "ttl-only-lock.jsonl"), []string{spec.Fencing}},
+		{"restart-mid-grant", filepath.Join("testdata", "restart-mid-grant.jsonl"), []string{spec.Fencing}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join("..", "histories", "counterexamples", tc.name+".jsonl")
-			if tc.name == "ttl-only-lock" {
-				path = filepath.Join("testdata", tc.name+".jsonl")
-			}
-			h, err := history.ReadFile(path)
+			h, err := history.ReadFile(tc.path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,196 @@
+package realdb
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// A model history stamps only a worker's instants of an operation: its
+// invocation and the answer's arrival. The coordinator decided a renew, a
+// release or a refusal when the request arrived, the sink a read likewise,
+// and the coordinator granted a lease when the sink's answer to its advance
+// arrived; in between, ticks can pass and other operations happen. A replay
+// that made those calls at the answer's line would ask the real coordinator
+// later than the model's did, with another clock and another lease table.
+// The header's action trace has those instants: re-executed on the model,
+// it says where, between which two events, each decision fell.
+
+// decision is a request the model's coordinator or sink decided: the real
+// call is made at the same place in the schedule, on the same clock.
+type decision struct {
+	at   int   // the index of the event it comes before
+	tick int64 // the model's clock then
+	op   int   // the index of the operation's invoke event
+	// busy: the coordinator was granting the resource to an acquire (it
+	// refuses every other while the sink advances the fence for that one).
+	busy bool
+	// late: a copy of a renew's, release's or write's request that arrived
+	// after its worker stopped waiting for it (it still takes effect).
+	late bool
+	// grant: the coordinator granted the acquire when its request arrived
+	// (grant-before-fence: before the sink's fence moved).
+	grant bool
+}
+
+// instants are the model's instants of a schedule's decisions.
+type instants struct {
+	// decisions, in schedule order: each delivery of a renew, release,
+	// read, write or acquire request to its waiting worker's coordinator or
+	// sink, and of a late renew, release or write.
+	decisions []decision
+	// granted maps a granted acquire's invoke index to the tick of its
+	// grant.
+	granted map[int]int64
+	// advances maps each advance's ok event index to the invoke index of
+	// the acquire it led to a grant for, -1 for none (the coordinator that
+	// asked for it restarted, or no acquire waited for it). Empty without a
+	// trace.
+	advances map[int]int
+	// applies maps each sink apply event's index to the decision that
+	// started its write (the write request's delivery): a worker can have
+	// several writes of one result under way.
+	applies map[int]int
+	// traced: the schedule has a trace (the instants above are known).
+	traced bool
+}
+
+// scheduleInstants re-executes h's action trace on the model of h's design
+// and config, checks that it gives h's events, and returns the instants of
+// its decisions. A history without a trace has none: its calls are made at
+// their answers' lines.
+func scheduleInstants(h *history.History) (instants, error) {
+	in := instants{granted: map[int]int64{}, advances: map[int]int{}, applies: map[int]int{}}
+	if len(h.Header.Actions) == 0 {
+		return in, nil
+	}
+	in.traced = true
+	cfg, err := model.ParseConfig(h.Header.Config)
+	if err != nil {
+		return in, fmt.Errorf("realdb: the schedule's header: config: %v", err)
+	}
+	v, err := spec.LookupVariant(designs.All(), h.Header.Variant)
+	if err != nil {
+		return in, fmt.Errorf("realdb: the schedule's header: variant: %v", err)
+	}
+	m, err := v.Machine(cfg)
+	if err != nil {
+		return in, fmt.Errorf("realdb: the schedule's header: config: %v", err)
+	}
+	run := model.NewRun(m)
+	open := map[string]int{} // worker -> the index of its open operation's invoke event
+	type request struct{ worker, inc, req uint8 }
+	acquires := map[request]int{} // an acquire request -> its invoke index
+	type write struct{ worker, res, inc, token, pw, pt uint8 }
+	checked := map[write][]int{} // two-step writes checked, awaiting their commit: their decisions
+	for i, s := range h.Header.Actions {
+		a, err := model.ParseAction(s)
+		if err != nil {
+			return in, fmt.Errorf("realdb: the schedule's header: action %d: %v", i+1, err)
+		}
+		if !m.IsEnabled(&run.State, a) {
+			return in, fmt.Errorf("realdb: the schedule's header: action %d (%s) is not enabled on the model", i+1, s)
+		}
+		at, tick := len(run.Events), run.Now
+		if msg := a.Msg; a.Kind == model.Deliver {
+			switch {
+			case msg.Kind != model.AcquireReq && msg.Kind != model.RenewReq && msg.Kind != model.ReleaseReq &&
+				msg.Kind != model.ReadReq && msg.Kind != model.WriteReq:
+			case msg.Live:
+				if op, ok := open[model.Process(msg.Worker)]; ok {
+					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op,
+						busy: run.State.Coord[msg.Replica].Wait[msg.Res].Worker != 0})
+				}
+			case msg.Kind == model.RenewReq || msg.Kind == model.ReleaseReq || msg.Kind == model.WriteReq:
+				if op := sentBy(run.Events, open, msg); op >= 0 {
+					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op, late: true})
+				}
+			}
+		}
+		started := -1 // the decision starting a write, if a is its request's delivery
+		if a.Kind == model.Deliver && a.Msg.Kind == model.WriteReq && len(in.decisions) > 0 && in.decisions[len(in.decisions)-1].at == at {
+			started = len(in.decisions) - 1
+		}
+		waiting := -1 // the acquire an advance's delivery to the sink serves
+		if msg := a.Msg; a.Kind == model.Deliver && msg.Kind == model.AdvanceReq {
+			if wt := run.State.Coord[msg.Replica].Wait[msg.Res]; wt.Worker != 0 && wt.Seq == msg.Req {
+				if op, ok := acquires[request{wt.Worker - 1, wt.Inc, wt.Req}]; ok {
+					waiting = op
+				}
+			}
+		}
+		f := run.Do(a)
+		if f.Kind == model.Granted {
+			if op, ok := acquires[request{f.Worker, f.Inc, f.Req}]; ok {
+				in.granted[op] = tick
+				if a.Kind == model.Deliver && a.Msg.Kind == model.AcquireReq {
+					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op, grant: true})
+				}
+			}
+		}
+		wk := write{a.Msg.Worker, a.Msg.Res, a.Msg.Inc, a.Msg.Token, a.Msg.PW, a.Msg.PT}
+		applied := false
+		for j := at; j < len(run.Events); j++ {
+			e := run.Events[j]
+			if e.F == history.Apply {
+				switch {
+				case started >= 0:
+					in.applies[j], applied = started, true
+				case a.Kind == model.Deliver && a.Msg.Kind == model.Commit && len(checked[wk]) > 0:
+					in.applies[j] = checked[wk][0]
+					checked[wk] = checked[wk][1:]
+				}
+			}
+			if e.F == history.Advance && e.Type == history.OK {
+				in.advances[j] = waiting
+			}
+			if e.Type == history.Invoke && e.Process != history.Coordinator {
+				open[e.Process] = j
+				if a.Kind == model.Acquire {
+					w := run.State.Workers[a.Worker]
+					acquires[request{a.Worker, w.Inc, w.Req}] = j
+				}
+			}
+		}
+		if started >= 0 && !applied { // checked; the put comes with its commit
+			checked[wk] = append(checked[wk], started)
+		}
+	}
+	for i, op := range in.advances {
+		if _, ok := in.granted[op]; !ok {
+			in.advances[i] = -1 // the model's coordinator never granted it
+		}
+	}
+	if len(run.Events) != len(h.Events) {
+		return in, fmt.Errorf("realdb: the schedule's action trace gives %d events on the model, the schedule has %d", len(run.Events), len(h.Events))
+	}
+	for i, e := range run.Events {
+		if g := h.Events[i]; e.Time != g.Time || e.Process != g.Process || e.Type != g.Type || e.F != g.F || e.Resource != g.Resource || e.Value != g.Value {
+			return in, fmt.Errorf("realdb: the schedule's event %d is not what its action trace gives on the model (%s %s %s at %d)", i+1, e.Process, e.Type, e.F, e.Time)
+		}
+	}
+	return in, nil
+}
+
+// sentBy is the operation whose request msg (a renew, release or write)
+// is: the latest of its worker's with that call, resource, incarnation (a
+// write's invocation names none) and token; -1 if none.
+func sentBy(events []history.Event, open map[string]int, msg model.Msg) int {
+	f := map[uint8]string{model.RenewReq: history.Renew, model.ReleaseReq: history.Release, model.WriteReq: history.Write}[msg.Kind]
+	p, res, inc := model.Process(msg.Worker), model.ResourceName(msg.Res), strconv.Itoa(int(msg.Inc))
+	last, ok := open[p]
+	if !ok {
+		return -1
+	}
+	for i := last; i >= 0; i-- {
+		if e := events[i]; e.Process == p && e.Type == history.Invoke && e.F == f && e.Resource == res &&
+			(e.Value.Incarnation == inc || e.Value.Incarnation == "") && e.Value.Token == int64(msg.Token) {
+			return i
+		}
+	}
+	return -1
+}
