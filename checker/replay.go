@@ -61,7 +61,7 @@ func CheckHistory(h *history.History, opt spec.Options, cat []spec.Variant) (Ver
 		v.Mismatch = err.Error()
 		return v, nil
 	}
-	v.Mismatch = diffEvents(h.Events, run.Events)
+	v.Mismatch = history.Diff(h.Events, run.Events)
 	v.Reproduced = v.Mismatch == ""
 	return v, nil
 }
@@ -121,28 +121,6 @@ func replay(m *model.Machine, acts []model.Action, lenient bool,
 		}
 	}
 	return run, judged, nil
-}
-
-// diffEvents describes the first difference between recorded and replayed
-// events, or returns "".
-func diffEvents(rec, rep []history.Event) string {
-	for i := 0; i < len(rec) && i < len(rep); i++ {
-		a, b := rec[i], rep[i]
-		a.Line, b.Line = 0, 0
-		if a != b {
-			return fmt.Sprintf("event %d differs: recorded %s, replayed %s", i, brief(rec[i]), brief(rep[i]))
-		}
-	}
-	if len(rec) != len(rep) {
-		return fmt.Sprintf("recorded %d events, replayed %d", len(rec), len(rep))
-	}
-	return ""
-}
-
-// brief is an event's JSON line without its newline.
-func brief(e history.Event) string {
-	b := history.AppendEvent(nil, e)
-	return string(b[:len(b)-1])
 }
 
 // Marks re-executes a trace and returns, for each invariant the model's

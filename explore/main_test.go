@@ -177,6 +177,37 @@ func TestRealAtomicOnSQLite(t *testing.T) {
 	}
 }
 
+// TestRealSchedule: --schedule replays a model counterexample on the real
+// stack (reproduced; exit 1, for the violation the model found, fencing, is
+// in the real history too); a schedule
+// whose events its trace does not give is refused with exit 2, naming the
+// file and the line.
+func TestRealSchedule(t *testing.T) {
+	path := filepath.Join("..", "histories", "counterexamples", "check-then-write.jsonl")
+	code, stdout, stderr := explore(t, "real", "--schedule", path, "--json", "--out", t.TempDir())
+	var res struct {
+		Reproduced bool     `json:"reproduced"`
+		Violated   []string `json:"violated"`
+	}
+	if code != exitViolation || json.Unmarshal([]byte(stdout), &res) != nil || !res.Reproduced || !slices.Contains(res.Violated, spec.Fencing) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(body), "\n")
+	lines[14] = strings.Replace(lines[14], `"token":2`, `"token":3`, 1) // line 15: the takeover's advance
+	bad := filepath.Join(t.TempDir(), "edited.jsonl")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = explore(t, "real", "--schedule", bad, "--out", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, bad) || !strings.Contains(stderr, "(line 15) differs") {
+		t.Fatalf("an edited schedule: exit %d\n%s", code, stderr)
+	}
+}
+
 // TestCampaignExitsOneOnAMislabelledVariant: a variant whose expected
 // verdict is wrong makes the campaign exit 1 and say so.
 func TestCampaignExitsOneOnAMislabelledVariant(t *testing.T) {

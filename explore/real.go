@@ -329,7 +329,7 @@ func runSchedule(ctx context.Context, path string, cfg realdb.Config, tick time.
 	}
 	res, err := realdb.Replay(ctx, h, realdb.ReplayConfig{DB: cfg.DB, DSN: cfg.DSN, Tick: tick})
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	file, err := save(filepath.Join(out, "replay-"+cfg.DB), base, res.History, nil)

@@ -9,7 +9,10 @@
 // (an extension: the instant the sink applied or rejected one write).
 package history
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Format and Version identify a fencecheck history header.
 const (
@@ -201,6 +204,33 @@ func (h *History) Result(op Op) Type {
 		return Info
 	}
 	return h.Events[op.Complete].Type
+}
+
+// Diff describes the first difference between recorded events (read from
+// a file, with their lines) and replayed ones, or returns "" when there is
+// none.
+func Diff(recorded, replayed []Event) string {
+	for i := 0; i < len(recorded) && i < len(replayed); i++ {
+		a, b := recorded[i], replayed[i]
+		a.Line, b.Line = 0, 0
+		if a != b {
+			at := ""
+			if l := recorded[i].Line; l > 0 {
+				at = fmt.Sprintf(" (line %d)", l)
+			}
+			return fmt.Sprintf("event %d%s differs: recorded %s, replayed %s", i+1, at, brief(a), brief(b))
+		}
+	}
+	if len(recorded) != len(replayed) {
+		return fmt.Sprintf("recorded %d events, replayed %d", len(recorded), len(replayed))
+	}
+	return ""
+}
+
+// brief is an event's JSON line without its newline.
+func brief(e Event) string {
+	b := AppendEvent(nil, e)
+	return string(b[:len(b)-1])
 }
 
 // Ops pairs every invocation with its completion, in invocation order. The

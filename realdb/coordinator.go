@@ -76,6 +76,10 @@ type Coordinator struct {
 	// fence only when told (Advance).
 	grantBeforeFence bool
 	issued           map[string]int64
+	// advanced is, per resource, a fence advanced for the next grant (the
+	// replay's: the model's coordinator grants when the sink's answer to
+	// the advance arrives, which is a step of its own).
+	advanced map[string]int64
 }
 
 type lease struct {
@@ -95,7 +99,7 @@ type grantRecord struct {
 // coordinator records its advances there, as process "coordinator".
 func NewCoordinator(sink Sink, clock func() int64, rec *history.Recorder) *Coordinator {
 	return &Coordinator{clock: clock, sink: sink, rec: rec,
-		leases: map[string]lease{}, grants: map[string]grantRecord{}}
+		leases: map[string]lease{}, grants: map[string]grantRecord{}, advanced: map[string]int64{}}
 }
 
 // Acquire grants the lease on r.Resource unless another valid lease holds it
@@ -115,13 +119,16 @@ func (c *Coordinator) Acquire(ctx context.Context, r AcquireRequest) (Grant, err
 	if l, ok := c.leases[r.Resource]; ok && c.clock() < l.deadline || c.clock() < c.graceEnd {
 		return Grant{}, ErrHeld
 	}
-	var token int64
-	if c.grantBeforeFence {
+	token, ok := c.advanced[r.Resource]
+	delete(c.advanced, r.Resource)
+	switch {
+	case ok:
+	case c.grantBeforeFence:
 		c.issued[r.Resource]++
 		token = c.issued[r.Resource]
-	} else {
+	default:
 		var err error
-		if token, err = c.advance(ctx, r.Resource); err != nil {
+		if token, err = c.advance(ctx, r.Resource, 0); err != nil {
 			return Grant{}, err
 		}
 	}
@@ -141,17 +148,25 @@ func (c *Coordinator) Restart(grace time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.leases)
+	clear(c.advanced)
 	c.graceEnd = c.clock() + int64(grace)
 }
 
-// advance raises the sink's fence for resource, recording it; c.mu is held,
-// so the coordinator never has two advances open.
-func (c *Coordinator) advance(ctx context.Context, resource string) (int64, error) {
+// advance raises the sink's fence for resource (by one; to to if to > 0
+// and the fence is below it), recording it; c.mu is held, so the
+// coordinator never has two advances open.
+func (c *Coordinator) advance(ctx context.Context, resource string, to int64) (int64, error) {
 	var p *history.Pending
 	if c.rec != nil {
 		p = c.rec.Invoke(history.Coordinator, history.Advance, resource, history.Value{})
 	}
-	token, err := c.sink.Advance(ctx, resource)
+	var token int64
+	var err error
+	if to > 0 {
+		token, _, err = c.sink.Raise(ctx, resource, to)
+	} else {
+		token, err = c.sink.Advance(ctx, resource)
+	}
 	if c.rec != nil {
 		if err != nil {
 			c.rec.Complete(p, history.Info, history.Value{Error: err.Error()})
@@ -162,12 +177,33 @@ func (c *Coordinator) advance(ctx context.Context, resource string) (int64, erro
 	return token, err
 }
 
-// Advance advances the sink's fence for resource now, recorded (the
-// grant-before-fence variant's late advance).
+// Advance advances the sink's fence for resource now, recorded.
 func (c *Coordinator) Advance(ctx context.Context, resource string) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.advance(ctx, resource)
+	return c.advance(ctx, resource, 0)
+}
+
+// advanceTo raises the sink's fence for resource to token now, recorded
+// (the grant-before-fence variant's late advance, for the token it granted:
+// a copy of it raises nothing).
+func (c *Coordinator) advanceTo(ctx context.Context, resource string, token int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.advance(ctx, resource, token)
+	return err
+}
+
+// advanceForGrant advances the sink's fence for resource now, recorded, and
+// the next grant on resource takes the new fence as its token.
+func (c *Coordinator) advanceForGrant(ctx context.Context, resource string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	token, err := c.advance(ctx, resource, 0)
+	if err == nil {
+		c.advanced[resource] = token
+	}
+	return err
 }
 
 // holds reports whether the lease on r.Resource is the one r names; c.mu is

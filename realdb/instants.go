@@ -26,14 +26,20 @@ type decision struct {
 	at   int   // the index of the event it comes before
 	tick int64 // the model's clock then
 	op   int   // the index of the operation's invoke event
-	// busy: the coordinator was granting the resource to an acquire (it
-	// refuses every other while the sink advances the fence for that one).
+	// code is the answer the model sent for the delivery (model.Rep*, 0
+	// for none); answers: that answer is the one the operation's completion
+	// line reports (a duplicated request is decided twice).
+	code    uint8
+	answers bool
+	// busy: the coordinator was granting the resource to an acquire then
+	// (it refuses every other while the sink advances the fence for that
+	// one).
 	busy bool
 	// late: a copy of a renew's, release's or write's request that arrived
 	// after its worker stopped waiting for it (it still takes effect).
 	late bool
-	// grant: the coordinator granted the acquire when its request arrived
-	// (grant-before-fence: before the sink's fence moved).
+	// grant: the coordinator granted the acquire (when the sink's answer to
+	// its advance arrived; grant-before-fence: when its request did).
 	grant bool
 }
 
@@ -43,9 +49,6 @@ type instants struct {
 	// read, write or acquire request to its waiting worker's coordinator or
 	// sink, and of a late renew, release or write.
 	decisions []decision
-	// granted maps a granted acquire's invoke index to the tick of its
-	// grant.
-	granted map[int]int64
 	// advances maps each advance's ok event index to the invoke index of
 	// the acquire it led to a grant for, -1 for none (the coordinator that
 	// asked for it restarted, or no acquire waited for it). Empty without a
@@ -64,15 +67,22 @@ type instants struct {
 // its decisions. A history without a trace has none: its calls are made at
 // their answers' lines.
 func scheduleInstants(h *history.History) (instants, error) {
-	in := instants{granted: map[int]int64{}, advances: map[int]int{}, applies: map[int]int{}}
-	if len(h.Header.Actions) == 0 {
+	granted := map[int]bool{} // the invoke indices of acquires the model granted
+	in := instants{advances: map[int]int{}, applies: map[int]int{}}
+	if len(h.Header.Config) == 0 {
 		return in, nil
 	}
-	in.traced = true
 	cfg, err := model.ParseConfig(h.Header.Config)
 	if err != nil {
 		return in, fmt.Errorf("realdb: the schedule's header: config: %v", err)
 	}
+	if cfg.Replicas > 1 {
+		return in, fmt.Errorf("realdb: the schedule's header: config: replicas %d: the replay plays one coordinator, not a split brain", cfg.Replicas)
+	}
+	if len(h.Header.Actions) == 0 {
+		return in, nil
+	}
+	in.traced = true
 	v, err := spec.LookupVariant(designs.All(), h.Header.Variant)
 	if err != nil {
 		return in, fmt.Errorf("realdb: the schedule's header: variant: %v", err)
@@ -96,6 +106,8 @@ func scheduleInstants(h *history.History) (instants, error) {
 			return in, fmt.Errorf("realdb: the schedule's header: action %d (%s) is not enabled on the model", i+1, s)
 		}
 		at, tick := len(run.Events), run.Now
+		var sent [256]int // with a request's delivery: the answers to it in flight before, by code
+		asked := -1       // and its decision
 		if msg := a.Msg; a.Kind == model.Deliver {
 			switch {
 			case msg.Kind != model.AcquireReq && msg.Kind != model.RenewReq && msg.Kind != model.ReleaseReq &&
@@ -104,6 +116,7 @@ func scheduleInstants(h *history.History) (instants, error) {
 				if op, ok := open[model.Process(msg.Worker)]; ok {
 					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op,
 						busy: run.State.Coord[msg.Replica].Wait[msg.Res].Worker != 0})
+					asked, sent = len(in.decisions)-1, answers(&run.State, msg)
 				}
 			case msg.Kind == model.RenewReq || msg.Kind == model.ReleaseReq || msg.Kind == model.WriteReq:
 				if op := sentBy(run.Events, open, msg); op >= 0 {
@@ -124,11 +137,21 @@ func scheduleInstants(h *history.History) (instants, error) {
 			}
 		}
 		f := run.Do(a)
+		if asked >= 0 {
+			now := answers(&run.State, a.Msg)
+			for code := range now {
+				if now[code] > sent[code] {
+					in.decisions[asked].code = uint8(code)
+				}
+			}
+		}
 		if f.Kind == model.Granted {
 			if op, ok := acquires[request{f.Worker, f.Inc, f.Req}]; ok {
-				in.granted[op] = tick
-				if a.Kind == model.Deliver && a.Msg.Kind == model.AcquireReq {
-					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op, grant: true})
+				granted[op] = true
+				if asked >= 0 && in.decisions[asked].op == op { // granted at its request's delivery
+					in.decisions[asked].grant = true
+				} else {
+					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op, grant: true, code: model.RepOK})
 				}
 			}
 		}
@@ -148,6 +171,17 @@ func scheduleInstants(h *history.History) (instants, error) {
 			if e.F == history.Advance && e.Type == history.OK {
 				in.advances[j] = waiting
 			}
+			if op, ok := open[e.Process]; ok && e.Type != history.Invoke && history.IsOperation(e.F) &&
+				a.Kind == model.Deliver && a.Msg.Live {
+				// The answer a.Msg completes op: the first decision of op
+				// that sent one with its code.
+				for k := range in.decisions {
+					if d := &in.decisions[k]; d.op == op && !d.late && d.code == a.Msg.Code {
+						d.answers = true
+						break
+					}
+				}
+			}
 			if e.Type == history.Invoke && e.Process != history.Coordinator {
 				open[e.Process] = j
 				if a.Kind == model.Acquire {
@@ -161,17 +195,12 @@ func scheduleInstants(h *history.History) (instants, error) {
 		}
 	}
 	for i, op := range in.advances {
-		if _, ok := in.granted[op]; !ok {
+		if !granted[op] {
 			in.advances[i] = -1 // the model's coordinator never granted it
 		}
 	}
-	if len(run.Events) != len(h.Events) {
-		return in, fmt.Errorf("realdb: the schedule's action trace gives %d events on the model, the schedule has %d", len(run.Events), len(h.Events))
-	}
-	for i, e := range run.Events {
-		if g := h.Events[i]; e.Time != g.Time || e.Process != g.Process || e.Type != g.Type || e.F != g.F || e.Resource != g.Resource || e.Value != g.Value {
-			return in, fmt.Errorf("realdb: the schedule's event %d is not what its action trace gives on the model (%s %s %s at %d)", i+1, e.Process, e.Type, e.F, e.Time)
-		}
+	if d := history.Diff(h.Events, run.Events); d != "" {
+		return in, fmt.Errorf("realdb: the schedule is not what its header's action trace gives on the model: %s", d)
 	}
 	return in, nil
 }
@@ -193,4 +222,15 @@ func sentBy(events []history.Event, open map[string]int, msg model.Msg) int {
 		}
 	}
 	return -1
+}
+
+// answers counts, by code, the answers to req's worker and incarnation of
+// req's kind in flight in s (a request's answer is the next kind).
+func answers(s *model.State, req model.Msg) (n [256]int) {
+	for _, m := range s.Msgs[:s.NMsgs] {
+		if m.Kind == req.Kind+1 && m.Worker == req.Worker && m.Inc == req.Inc {
+			n[m.Code]++
+		}
+	}
+	return n
 }

@@ -10,42 +10,54 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
 
-// Replaying a model counterexample on the real stack (the built-in
-// coordinator and a real sink): the schedule is the model history's events,
-// in order; the design is the header's variant (reference, check-then-write,
-// ttl-only-lock, grant-before-fence; others are refused by name). Each worker
-// of the schedule is a goroutine held at its next step until the schedule
-// says go:
+// Replaying a model history on the real stack (the built-in coordinator and
+// a real sink): the schedule is the model history's events, in order; the
+// design is the header's variant (reference, check-then-write,
+// ttl-only-lock, grant-before-fence; others are refused by name). Each
+// worker of the schedule is a goroutine held at its next step until the
+// schedule says go.
 //
-//   - an invoke line records the invocation; a write also starts for real
-//     and stops at the sink's window (check-then-write: between the check
-//     and the put; atomic and none: before the transaction), held there;
-//   - the sink's apply line lets the held write go (its effect happens at
-//     the model's instant), records the real decision as an apply event and
-//     compares it with the model's; a write given up on (info) stays held
-//     until its apply; an apply with no held write (a duplicate's copy) is
-//     noted;
-//   - the coordinator's advance ok line is the sink's step of a grant: the
-//     real coordinator (synchronous: advance, then grant) is asked then, for
-//     the latest-invoked open acquire on the resource (else one given up on
-//     whose request was in flight), and its answer kept for the acquire's
-//     completion line; grant-before-fence's coordinator instead grants at
-//     the completion and advances at the advance line;
-//   - an ok or fail line makes the call for real (renew, release, read) or
-//     delivers the answer obtained (acquire, write), records it and compares
-//     it with the model's; a model fail held while another worker's grant is
-//     in progress is the coordinator being busy, answered held without a
-//     call; an info line records the worker giving up;
-//   - faults (the sink's and the coordinator's too) are recorded as they
-//     come; a coordinator restart drops a grant in progress.
+// The events stamp a worker's instants only; the coordinator's and the
+// sink's decisions fall between them. When the header carries the model's
+// action trace (every history the model writes does), the replay
+// re-executes it on the model (instants.go) and makes each real call where
+// the model decided:
+//
+//   - a renew, release or read at its request's delivery (a late or
+//     duplicated copy too: each delivery is a call), its answer kept for the
+//     completion line that reports it; a refused acquire likewise, answered
+//     held without a call while the model's coordinator was granting the
+//     resource to another acquire (the real one, synchronous, is never
+//     busy);
+//   - a grant in two steps, as the model's coordinator makes it: the fence
+//     advanced at the advance line, for the acquire the model names (an
+//     advance whose grant the model never made, its coordinator having
+//     restarted, is made alone), and the lease granted with that fence at
+//     the model's grant (grant-before-fence: granted at the request's
+//     delivery, the fence raised to the token at the advance line);
+//   - a write started when the model's sink takes its request (every copy
+//     of it) and held at the sink's window (check-then-write: between the
+//     check and the put; atomic and none: before the transaction), then let
+//     go at the apply line the trace names for it, where the real decision
+//     is recorded as an apply event and compared with the model's;
+//   - a coordinator restart (Coordinator.Restart) loses the lease table and
+//     grants nothing for one ttl (the longest the schedule asks for).
+//
+// A history without a trace is played by its events alone: renews,
+// releases and reads at their completion lines, an acquire granted at the
+// advance line (for the latest-invoked open acquire on the resource, else
+// one given up on), a write started at its invocation. Every completion line
+// is compared with the real answer (type, token, error, payload); faults are
+// recorded as they come.
 //
 // Time is the schedule's: the coordinator's clock (and the history's) reads
-// the current event's time × Tick, so leases expire at the model's ticks
-// exactly. Operations the schedule leaves open are let go at its end, in
-// order, and their real answers recorded.
+// the model's tick × Tick, so leases expire at the model's ticks exactly.
+// Operations the schedule leaves open, and writes it never applied, are let
+// go at its end, in order, and their real answers noted.
 
 // ReplayConfig says how to replay a schedule.
 type ReplayConfig struct {
@@ -114,7 +126,6 @@ type replayWorker struct {
 	// lostAcq is an acquire the worker gave up on (info) whose request may
 	// still reach the coordinator.
 	lostAcq *history.Event
-	lostAt  int // its invoke index
 	// applied is the real answer of the open write, let go at its apply line.
 	applied *writeResult
 	// writes are the worker's writes under way, held at the sink's window,
@@ -273,8 +284,8 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 			if e.Type != history.OK {
 				continue
 			}
-			if gbf {
-				if _, err := r.coord.Advance(ctx, e.Resource); err != nil {
+			if gbf { // to the token granted (the model's fence after it)
+				if err := r.coord.advanceTo(ctx, e.Resource, e.Value.Token); err != nil {
 					return res, err
 				}
 				continue
@@ -374,9 +385,9 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 			if r.granting[inv.Resource] == w { // granted for real, the answer lost
 				r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, was granted token %d by the real coordinator", w.id, inv.Resource, w.answer.v.Token))
 				delete(r.granting, inv.Resource)
-			} else {
+			} else if !r.traced { // with a trace, the advance line names it
 				lost := inv
-				w.lostAcq, w.lostAt = &lost, w.invAt
+				w.lostAcq = &lost
 			}
 		}
 		w.answer = nil // a renew's or release's decision stands, its answer is lost
@@ -429,7 +440,7 @@ func (w *replayWorker) perform(ctx context.Context, inv, e history.Event) (histo
 			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while %s's grant was in progress", w.id, inv.Resource, g.id))
 			return history.Fail, history.Value{Error: ErrHeld.Error()}
 		}
-		return r.acquire(ctx, inv, 0)
+		return r.acquire(ctx, inv)
 	case history.Write:
 		if a := w.applied; a != nil {
 			w.applied = nil
@@ -487,17 +498,14 @@ func protocol(err error) (history.Type, history.Value) {
 	return history.Info, history.Value{Error: err.Error()}
 }
 
-// acquire makes the acquire inv for real on the coordinator, the lease
-// lasting its ttl and extra (from now): the model's coordinator grants when
-// the sink's answer to its advance arrives, which can be later than the
-// advance line where the real acquire is made.
-func (r *replay) acquire(ctx context.Context, inv history.Event, extra int64) (history.Type, history.Value) {
+// acquire makes the acquire inv for real on the coordinator.
+func (r *replay) acquire(ctx context.Context, inv history.Event) (history.Type, history.Value) {
 	v := inv.Value
 	g, err := r.coord.Acquire(ctx, AcquireRequest{Resource: inv.Resource, Owner: v.Owner, Incarnation: v.Incarnation,
-		RequestID: v.RequestID, TTL: time.Duration(v.TTL + extra)})
+		RequestID: v.RequestID, TTL: time.Duration(v.TTL)})
 	t, out := protocol(err)
 	if err == nil {
-		out = history.Value{Token: g.Token, TTL: v.TTL}
+		out = history.Value{Token: g.Token, TTL: int64(g.TTL)}
 	}
 	return t, out
 }
@@ -540,7 +548,7 @@ func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayW
 	}
 	if d.grant && (w.open == nil || w.invAt != d.op) { // given up on, granted all the same
 		inv := r.scaled(r.sched[d.op])
-		t, v := r.acquire(ctx, inv, 0)
+		t, v := r.acquire(ctx, inv)
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at %d: %s token %d %s",
 			w.id, inv.Resource, d.tick, t, v.Token, v.Error))
 		return
@@ -554,74 +562,64 @@ func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayW
 	case w.inv.F != history.Acquire:
 		t, v = w.call(ctx, w.inv)
 	case d.grant:
-		t, v = r.acquire(ctx, w.inv, 0)
-	case results[d.op] != history.Fail:
-		return
+		t, v = r.acquire(ctx, w.inv)
+	case d.code != model.RepHeld:
+		return // a retry: the grant, or its refusal, answers it
 	case d.busy:
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while the coordinator was granting it to another", w.id, w.inv.Resource))
 		t, v = history.Fail, history.Value{Error: ErrHeld.Error()}
 	default:
-		t, v = r.acquire(ctx, w.inv, 0)
+		t, v = r.acquire(ctx, w.inv)
 	}
-	w.answer = &reply{t, v}
+	if d.answers || w.answer == nil {
+		w.answer = &reply{t, v}
+	}
 }
 
-// drive plays the model coordinator's advance on resource e.Resource: the
-// sink's step of a grant. The acquire it serves is the latest-invoked open
-// acquire on the resource not driven yet whose grant (if the schedule shows
-// one) is this advance's token, else one its worker gave up on whose request
-// was still in flight; the real coordinator's acquire (which advances, then
+// drive plays the model coordinator's advance on resource e.Resource (the
+// event at index i): the sink's step of a grant. With a trace, the model
+// names the acquire it is for: the fence is advanced now, and the real grant
+// (taking it as its token) is made at the model's grant (decide); an advance
+// the model never granted for (its coordinator restarted) is made alone.
+// Without a trace, the acquire it serves is the latest-invoked open acquire
+// on the resource not driven yet whose grant (if the schedule shows one) is
+// this advance's token, else one its worker gave up on whose request was
+// still in flight; the real coordinator's acquire (which advances, then
 // grants) is made now and its answer kept for the acquire's completion line.
-// An advance that serves no acquire the replay can name is made alone: a
-// grant the coordinator began before a restart advances the fence, and the
-// acquire's retry is granted at the next advance.
 func (r *replay) drive(ctx context.Context, i int, e history.Event, order []*replayWorker, in instants) {
+	if op, ok := in.advances[i]; ok {
+		var err error
+		if op >= 0 {
+			err = r.coord.advanceForGrant(ctx, e.Resource)
+		} else {
+			_, err = r.coord.Advance(ctx, e.Resource)
+		}
+		if err != nil {
+			r.mismatch("advance on %s: %v", e.Resource, err)
+		}
+		return
+	}
 	var pick *replayWorker
-	var lost *history.Event // an acquire given up on whose request arrived
-	lostAt := -1
-	if op, ok := in.advances[i]; ok { // the trace names the acquire
-		for _, w := range order {
-			if op >= 0 && w.open != nil && w.invAt == op {
-				pick = w
-			}
-		}
-		if op >= 0 && pick == nil {
-			l := r.scaled(r.sched[op])
-			lost, lostAt = &l, op
-		}
-	} else {
-		for _, w := range order {
-			if w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource && w.answer == nil &&
-				(w.grant == 0 || w.grant == e.Value.Token) && (pick == nil || w.inv.Time >= pick.inv.Time) {
-				pick = w
-			}
-		}
-		for _, w := range order {
-			if l := w.lostAcq; pick == nil && lost == nil && l != nil && l.Resource == e.Resource {
-				lost, lostAt = l, w.lostAt
-				w.lostAcq = nil
-			}
+	for _, w := range order {
+		if w.open != nil && w.inv.F == history.Acquire && w.inv.Resource == e.Resource && w.answer == nil &&
+			(w.grant == 0 || w.grant == e.Value.Token) && (pick == nil || w.inv.Time >= pick.inv.Time) {
+			pick = w
 		}
 	}
-	// extra lengthens the real lease by the ticks from here to the model's
-	// grant, which the lease runs from.
-	extra := func(op int) int64 {
-		if t, ok := in.granted[op]; ok {
-			return t*int64(r.cfg.Tick) - r.now
-		}
-		return 0
-	}
-	switch {
-	case pick != nil:
-		t, v := r.acquire(ctx, pick.inv, extra(pick.invAt))
+	if pick != nil {
+		t, v := r.acquire(ctx, pick.inv)
 		pick.answer = &reply{t, v}
 		r.granting[e.Resource] = pick
 		return
-	case lost != nil:
-		t, v := r.acquire(ctx, *lost, extra(lostAt))
-		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at the advance: %s token %d %s",
-			lost.Process, e.Resource, t, v.Token, v.Error))
-		return
+	}
+	for _, w := range order {
+		if l := w.lostAcq; l != nil && l.Resource == e.Resource {
+			w.lostAcq = nil
+			t, v := r.acquire(ctx, *l)
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s, given up, reached the coordinator at the advance: %s token %d %s",
+				w.id, e.Resource, t, v.Token, v.Error))
+			return
+		}
 	}
 	if _, err := r.coord.Advance(ctx, e.Resource); err != nil {
 		r.mismatch("advance on %s: %v", e.Resource, err)
