@@ -26,10 +26,10 @@ type decision struct {
 	at   int   // the index of the event it comes before
 	tick int64 // the model's clock then
 	op   int   // the index of the operation's invoke event
-	// code is the answer the model sent for the delivery (model.Rep*, 0
-	// for none); answers: that answer is the one the operation's completion
-	// line reports (a duplicated request is decided twice).
-	code    uint8
+	// reply is the answer the model sent for the delivery (zero for none);
+	// answers: that answer is the one the operation's completion line
+	// reports (a duplicated request is decided twice).
+	reply   modelReply
 	answers bool
 	// busy: the coordinator was granting the resource to an acquire then
 	// (it refuses every other while the sink advances the fence for that
@@ -106,8 +106,8 @@ func scheduleInstants(h *history.History) (instants, error) {
 			return in, fmt.Errorf("realdb: the schedule's header: action %d (%s) is not enabled on the model", i+1, s)
 		}
 		at, tick := len(run.Events), run.Now
-		var sent [256]int // with a request's delivery: the answers to it in flight before, by code
-		asked := -1       // and its decision
+		var sent map[modelReply]int // with a request's delivery: the answers to it in flight before
+		asked := -1                 // and its decision
 		if msg := a.Msg; a.Kind == model.Deliver {
 			switch {
 			case msg.Kind != model.AcquireReq && msg.Kind != model.RenewReq && msg.Kind != model.ReleaseReq &&
@@ -139,9 +139,9 @@ func scheduleInstants(h *history.History) (instants, error) {
 		f := run.Do(a)
 		if asked >= 0 {
 			now := answers(&run.State, a.Msg)
-			for code := range now {
-				if now[code] > sent[code] {
-					in.decisions[asked].code = uint8(code)
+			for k, n := range now {
+				if n > sent[k] {
+					in.decisions[asked].reply = k
 				}
 			}
 		}
@@ -151,7 +151,8 @@ func scheduleInstants(h *history.History) (instants, error) {
 				if asked >= 0 && in.decisions[asked].op == op { // granted at its request's delivery
 					in.decisions[asked].grant = true
 				} else {
-					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op, grant: true, code: model.RepOK})
+					in.decisions = append(in.decisions, decision{at: at, tick: tick, op: op, grant: true,
+						reply: modelReply{code: model.RepOK, token: f.Token, grant: f.Grant}})
 				}
 			}
 		}
@@ -174,9 +175,9 @@ func scheduleInstants(h *history.History) (instants, error) {
 			if op, ok := open[e.Process]; ok && e.Type != history.Invoke && history.IsOperation(e.F) &&
 				a.Kind == model.Deliver && a.Msg.Live {
 				// The answer a.Msg completes op: the first decision of op
-				// that sent one with its code.
+				// that sent it.
 				for k := range in.decisions {
-					if d := &in.decisions[k]; d.op == op && !d.late && d.code == a.Msg.Code {
+					if d := &in.decisions[k]; d.op == op && !d.late && d.reply == replyOf(a.Msg) {
 						d.answers = true
 						break
 					}
@@ -224,12 +225,19 @@ func sentBy(events []history.Event, open map[string]int, msg model.Msg) int {
 	return -1
 }
 
-// answers counts, by code, the answers to req's worker and incarnation of
-// req's kind in flight in s (a request's answer is the next kind).
-func answers(s *model.State, req model.Msg) (n [256]int) {
+// modelReply is what a model's answer says: its code, the token and grant
+// an acquire is given, the result a read finds.
+type modelReply struct{ code, token, grant, pw, pt uint8 }
+
+func replyOf(m model.Msg) modelReply { return modelReply{m.Code, m.Token, m.Grant, m.PW, m.PT} }
+
+// answers counts the answers to req's worker and incarnation of req's kind
+// in flight in s (a request's answer is the next kind), by what they say.
+func answers(s *model.State, req model.Msg) map[modelReply]int {
+	n := map[modelReply]int{}
 	for _, m := range s.Msgs[:s.NMsgs] {
 		if m.Kind == req.Kind+1 && m.Worker == req.Worker && m.Inc == req.Inc {
-			n[m.Code]++
+			n[replyOf(m)]++
 		}
 	}
 	return n

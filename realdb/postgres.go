@@ -228,7 +228,7 @@ func (s *pgSink) Write(ctx context.Context, resource string, token int64, result
 // transaction that holds a lock on the fence's row — a share lock for
 // atomic, none and check-then-write (whose check came before), which an
 // advance must wait for; an update lock for max-token, which may raise the
-// fence in the same transaction.
+// fence in the same transaction (for an accepted write).
 func (s *pgSink) writeTx(ctx context.Context, conn *pgx.Conn, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	s.cfg.window(ctx)
 	tx, err := conn.Begin(ctx)
@@ -248,17 +248,18 @@ func (s *pgSink) writeTx(ctx context.Context, conn *pgx.Conn, resource string, t
 	if err != nil {
 		return "", 0, err
 	}
-	switch fenced, raise := s.cfg.check(fence, token); {
-	case fenced:
+	fenced, raise := s.cfg.check(fence, token)
+	if fenced {
 		return history.Fenced, fence, nil
-	case raise:
-		if _, err := tx.Exec(ctx, `UPDATE fences SET fence = $2 WHERE resource = $1`, resource, token); err != nil {
-			return "", fence, err
-		}
 	}
 	out, err := pgPut(ctx, tx, resource, token, resultID, payload, task)
 	if err != nil {
 		return "", fence, err
+	}
+	if raise && out.Accepted() {
+		if _, err := tx.Exec(ctx, `UPDATE fences SET fence = $2 WHERE resource = $1`, resource, token); err != nil {
+			return "", fence, err
+		}
 	}
 	return out, fence, tx.Commit(ctx)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -83,21 +84,24 @@ type ReplayResult struct {
 // same from the real system.
 func (r ReplayResult) Reproduced() bool { return len(r.Mismatches) == 0 }
 
-// scheduleSink maps the schedule's design, named by the header's variant,
-// onto realdb's sinks and coordinator; an error for a design it cannot play.
-func scheduleSink(h *history.History) (sink string, grantBeforeFence bool, err error) {
-	switch v := h.Header.Variant; v {
-	case "reference":
-		return Atomic, false, nil
-	case "check-then-write":
-		return CheckThenWrite, false, nil
-	case "ttl-only-lock":
-		return None, false, nil
-	case "grant-before-fence":
-		return Atomic, true, nil
-	default:
-		return "", false, fmt.Errorf("realdb: the replay cannot play the model's design %q on the real stack (it plays reference, check-then-write, ttl-only-lock and grant-before-fence)", v)
-	}
+// playable is a design the replay plays: the real sink and coordinator that
+// make the design's decisions.
+type playable struct {
+	name string
+	sink string // the sink's kind
+	// grantBeforeFence: the coordinator grants, then advances the fence;
+	// noGrace: a restarted coordinator grants at once.
+	grantBeforeFence, noGrace bool
+}
+
+// playables are the designs the replay plays, by name.
+var playables = []playable{
+	{"reference", Atomic, false, false},
+	{"check-then-write", CheckThenWrite, false, false},
+	{"ttl-only-lock", None, false, false},
+	{"grant-before-fence", Atomic, true, false},
+	{"accept-higher-token", MaxToken, false, false},
+	{"restart-no-grace", Atomic, false, true},
 }
 
 // step is a command to a scheduled worker.
@@ -166,7 +170,6 @@ type replay struct {
 	coord *Coordinator
 	now   int64 // ns: the current event's time × Tick
 	res   *ReplayResult
-	gbf   bool
 	sched []history.Event // the schedule's events
 	// traced: the schedule has an action trace; writes start when the
 	// model's sink takes them, not at their invocation.
@@ -189,10 +192,17 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 	if cfg.Tick <= 0 {
 		cfg.Tick = 10 * time.Millisecond
 	}
-	kind, gbf, err := scheduleSink(h)
-	if err != nil {
-		return res, err
+	i := slices.IndexFunc(playables, func(d playable) bool { return d.name == h.Header.Variant })
+	if i < 0 {
+		names := make([]string, len(playables))
+		for i, d := range playables {
+			names[i] = d.name
+		}
+		return res, fmt.Errorf("realdb: the replay cannot play the model's design %q on the real stack (it plays %s)",
+			h.Header.Variant, strings.Join(names, ", "))
 	}
+	design := playables[i]
+	kind, gbf := design.sink, design.grantBeforeFence
 	in, err := scheduleInstants(h)
 	if err != nil {
 		return res, err
@@ -216,7 +226,7 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 			err = derr
 		}
 	}()
-	r := &replay{cfg: cfg, res: &res, gbf: gbf, sched: h.Events, traced: in.traced, granting: map[string]*replayWorker{}}
+	r := &replay{cfg: cfg, res: &res, sched: h.Events, traced: in.traced, granting: map[string]*replayWorker{}}
 	clock := func() int64 { return r.now }
 	r.rec = history.NewRecorder(history.Header{TimeUnit: "ns", Expect: h.Header.Expect,
 		Note: fmt.Sprintf("explore real --schedule: %s replayed on the built-in coordinator and a %s sink on %s, tick %v",
@@ -257,9 +267,9 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 
 	grants := map[int]int64{}         // an acquire's invoke index -> the token its ok line grants
 	results := map[int]history.Type{} // an operation's invoke index -> its result
-	var grace int64                   // a restarted coordinator's: the longest lease asked for
+	var grace int64                   // a restarted coordinator's: the longest lease asked for (none for noGrace)
 	for _, op := range h.Ops() {
-		if inv := h.Events[op.Invoke]; inv.F == history.Acquire {
+		if inv := h.Events[op.Invoke]; inv.F == history.Acquire && !design.noGrace {
 			grace = max(grace, inv.Value.TTL*int64(cfg.Tick))
 		}
 		results[op.Invoke] = h.Result(op)
@@ -563,7 +573,7 @@ func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayW
 		t, v = w.call(ctx, w.inv)
 	case d.grant:
 		t, v = r.acquire(ctx, w.inv)
-	case d.code != model.RepHeld:
+	case d.reply.code != model.RepHeld:
 		return // a retry: the grant, or its refusal, answers it
 	case d.busy:
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while the coordinator was granting it to another", w.id, w.inv.Resource))

@@ -18,8 +18,8 @@ import (
 // TestReplayCounterexamples replays the model's counterexamples on the
 // built-in coordinator and a real sink (SQLite, and PostgreSQL for
 // ttl-only-lock), each twice: every answer the schedule states comes back
-// the same, and the real history shows what the model found. Four are the
-// campaign's, as committed under histories/counterexamples; two are kept in
+// the same, and the real history shows what the model found. Six are the
+// campaign's (one per design the replay plays), as committed under histories/counterexamples; two are kept in
 // testdata so that they stay when the campaign's change. ttl-only-lock.jsonl
 // is an earlier campaign's (a worker crashes). In restart-mid-grant.jsonl
 // the coordinator restarts while the advance of a grant it began is in
@@ -41,6 +41,11 @@ func TestReplayCounterexamples(t *testing.T) {
 		{"ttl-only-lock", filepath.Join(committed, "ttl-only-lock.jsonl"), []string{spec.Fencing}},
 		// The write applied at the lease's deadline (tick 3 of ttl 3).
 		{"reference", filepath.Join(committed, "reference.jsonl"), []string{spec.AbsoluteValidity}},
+		// The forged token's write is accepted: by its number the newest,
+		// so the history shows the sink out of its spec, not fencing.
+		{"accept-higher-token", filepath.Join(committed, "accept-higher-token.jsonl"), []string{spec.LinearizableSink}},
+		// The restarted coordinator grants at once: two valid leases.
+		{"restart-no-grace", filepath.Join(committed, "restart-no-grace.jsonl"), []string{spec.ExclusiveLease}},
 		{"ttl-only-lock-earlier", filepath.Join("testdata", "ttl-only-lock.jsonl"), []string{spec.Fencing}},
 		{"restart-mid-grant", filepath.Join("testdata", "restart-mid-grant.jsonl"), []string{spec.Fencing}},
 	} {
@@ -101,7 +106,8 @@ func TestReplayAgreesWithTheModel(t *testing.T) {
 	if testing.Short() {
 		runs = 10
 	}
-	for _, name := range []string{"reference", "check-then-write", "ttl-only-lock", "grant-before-fence"} {
+	for _, d := range playables {
+		name := d.name
 		v, err := spec.LookupVariant(designs.All(), name)
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,8 @@
 // "check-then-write" reads the fence in one statement and writes in another,
 // the unsafe shortcut that a takeover between the two steps defeats;
 // "max-token" accepts a token at or above the fence and raises the fence to
-// it in the same transaction, for services with no coordinator to advance
+// it in the same transaction (when the write is accepted: a conflicting
+// result raises nothing), for services with no coordinator to advance
 // the fence (the holder's token is the fence's next value); "none" checks
 // nothing (a lock alone). Every write reports the fence it saw (for
 // check-then-write's accepted writes, the fence at its own transaction).
@@ -146,7 +147,7 @@ func Drop(ctx context.Context, c SinkConfig) error {
 
 // check is the sink's check of token against the fence it read in the
 // write's transaction: whether the write is fenced, and whether the fence
-// is raised to token first (MaxToken). Atomic passes the fence itself,
+// is raised to token if the write is accepted (MaxToken). Atomic passes the fence itself,
 // MaxToken any token at or above it; CheckThenWrite checked before the
 // transaction, and None checks nothing.
 func (c SinkConfig) check(fence, token int64) (fenced, raise bool) {

@@ -176,6 +176,12 @@ func TestSinkRaiseAndKinds(t *testing.T) {
 					write(5, "t2", history.Fenced, 7)
 					write(7, "t3", history.Written, 7) // the fence itself passes
 					raise(6, 7, false)
+					// A bigger token with another payload for t1: a
+					// conflict, which raises nothing.
+					if got, fence, err := s.Write(ctx, "a", 9, "t1", "q", "t1"); err != nil || got != history.Conflict || fence != 7 {
+						t.Fatalf("Write(a, token 9, t1, q) = %q, fence %d, %v; want conflict, fence 7", got, fence, err)
+					}
+					raise(8, 8, true)
 				case None:
 					write(4, "t1", history.Written, 5)
 					write(7, "t2", history.Written, 5)

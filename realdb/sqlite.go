@@ -144,8 +144,8 @@ func (s *sqliteSink) Write(ctx context.Context, resource string, token int64, re
 // writeTx checks the token (by the sink's kind) and writes the result in one
 // IMMEDIATE transaction: no advance can commit between the check and the
 // write. Max-token raises the fence to a token above it in the same
-// transaction; none and check-then-write (whose check came before) check
-// nothing.
+// transaction when the write is accepted (a conflict raises nothing); none
+// and check-then-write (whose check came before) check nothing.
 func (s *sqliteSink) writeTx(ctx context.Context, resource string, token int64, resultID, payload, task string) (Outcome, int64, error) {
 	s.cfg.window(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -157,17 +157,18 @@ func (s *sqliteSink) writeTx(ctx context.Context, resource string, token int64, 
 	if err != nil {
 		return "", 0, err
 	}
-	switch fenced, raise := s.cfg.check(fence, token); {
-	case fenced:
+	fenced, raise := s.cfg.check(fence, token)
+	if fenced {
 		return history.Fenced, fence, nil
-	case raise:
-		if err := sqliteSetFence(ctx, tx, resource, token); err != nil {
-			return "", fence, err
-		}
 	}
 	out, err := sqlitePut(ctx, tx, resource, token, resultID, payload, task)
 	if err != nil {
 		return "", fence, err
+	}
+	if raise && out.Accepted() {
+		if err := sqliteSetFence(ctx, tx, resource, token); err != nil {
+			return "", fence, err
+		}
 	}
 	return out, fence, tx.Commit()
 }
