@@ -108,6 +108,7 @@ func scheduleInstants(h *history.History) (instants, error) {
 		at, tick := len(run.Events), run.Now
 		var sent map[modelReply]int // with a request's delivery: the answers to it in flight before
 		asked := -1                 // and its decision
+		before := len(in.decisions)
 		if msg := a.Msg; a.Kind == model.Deliver {
 			switch {
 			case msg.Kind != model.AcquireReq && msg.Kind != model.RenewReq && msg.Kind != model.ReleaseReq &&
@@ -125,8 +126,8 @@ func scheduleInstants(h *history.History) (instants, error) {
 			}
 		}
 		started := -1 // the decision starting a write, if a is its request's delivery
-		if a.Kind == model.Deliver && a.Msg.Kind == model.WriteReq && len(in.decisions) > 0 && in.decisions[len(in.decisions)-1].at == at {
-			started = len(in.decisions) - 1
+		if a.Kind == model.Deliver && a.Msg.Kind == model.WriteReq && len(in.decisions) > before {
+			started = before
 		}
 		waiting := -1 // the acquire an advance's delivery to the sink serves
 		if msg := a.Msg; a.Kind == model.Deliver && msg.Kind == model.AdvanceReq {

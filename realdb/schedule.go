@@ -260,27 +260,32 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 	}
 	defer func() {
 		for _, w := range order {
+			for _, hw := range w.writes { // held still: an error stopped the replay
+				close(hw.goOn)
+			}
 			close(w.steps)
 			w.sink.Close()
 		}
 	}()
 
-	grants := map[int]int64{}         // an acquire's invoke index -> the token its ok line grants
-	results := map[int]history.Type{} // an operation's invoke index -> its result
-	var grace int64                   // a restarted coordinator's: the longest lease asked for (none for noGrace)
+	grants := map[int]int64{} // an acquire's invoke index -> the token its ok line grants
+	var grace int64           // a restarted coordinator's: the longest lease asked for (none for noGrace)
 	for _, op := range h.Ops() {
-		if inv := h.Events[op.Invoke]; inv.F == history.Acquire && !design.noGrace {
+		inv := h.Events[op.Invoke]
+		if inv.F != history.Acquire {
+			continue
+		}
+		if !design.noGrace {
 			grace = max(grace, inv.Value.TTL*int64(cfg.Tick))
 		}
-		results[op.Invoke] = h.Result(op)
-		if inv := h.Events[op.Invoke]; inv.F == history.Acquire && h.Result(op) == history.OK {
+		if h.Result(op) == history.OK {
 			grants[op.Invoke] = h.Events[op.Complete].Value.Token
 		}
 	}
 	next := 0 // the next of in.decisions
 	decide := func(before int) {
 		for ; next < len(in.decisions) && in.decisions[next].at <= before; next++ {
-			r.decide(ctx, next, in.decisions[next], order, results)
+			r.decide(ctx, next, in.decisions[next], order)
 		}
 	}
 	for i, e := range h.Events {
@@ -526,13 +531,16 @@ func (r *replay) scaled(e history.Event) history.Event {
 	return e
 }
 
-// decide makes the real call of a decision the model made between two of
-// the schedule's events, on the model's clock then, and keeps its answer
-// for the operation's completion line. An acquire's grant is driven at its
-// advance line; here an acquire is only refused (the schedule's answer is
-// fail): while the model's coordinator was granting the resource to another
-// worker, held without asking the real one (which granted at once).
-func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayWorker, results map[int]history.Type) {
+// decide makes the real call of decision k, which the model made between
+// two of the schedule's events, on the model's clock then: a write is
+// started (and held at the sink's window until its apply line); a renew,
+// release or read is made; an acquire is granted (taking the fence its
+// advance line raised) or refused, a refusal while the model's coordinator
+// was granting the resource to another acquire answered held without
+// asking the real coordinator (which is never busy). The answer is kept for
+// the operation's completion line if the model's answer to this delivery
+// is the one that line reports; a late copy's is noted.
+func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayWorker) {
 	var w *replayWorker
 	for _, x := range order {
 		if x.id == r.sched[d.op].Process {
@@ -574,7 +582,7 @@ func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayW
 	case d.grant:
 		t, v = r.acquire(ctx, w.inv)
 	case d.reply.code != model.RepHeld:
-		return // a retry: the grant, or its refusal, answers it
+		return // no answer yet (the grant comes later), or a retry answered from the grant's record
 	case d.busy:
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's acquire on %s refused while the coordinator was granting it to another", w.id, w.inv.Resource))
 		t, v = history.Fail, history.Value{Error: ErrHeld.Error()}
