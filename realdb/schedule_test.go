@@ -2,6 +2,7 @@ package realdb
 
 import (
 	"context"
+	"flag"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,6 +92,12 @@ func TestReplayCounterexamples(t *testing.T) {
 	}
 }
 
+var (
+	replayN    = flag.Int("replay.n", 60, "replay's differential test: runs per design and config")
+	replaySeed = flag.Uint64("replay.seed", 1, "replay's differential test: the runs' seed")
+	replayPG   = flag.Int("replay.pg", 2, "replay's differential test: runs per design on PostgreSQL (the rest on SQLite)")
+)
+
 // TestReplayAgreesWithTheModel is the replay's differential test: seeded
 // random runs of every design it plays, at the default config (every fault)
 // and at one with three workers, a lease of one tick and message delays,
@@ -102,9 +109,9 @@ func TestReplayCounterexamples(t *testing.T) {
 func TestReplayAgreesWithTheModel(t *testing.T) {
 	small := model.DefaultConfig()
 	small.Workers, small.Ops, small.TTL, small.Delay = 3, 2, 1, 2
-	runs := 60
+	runs := *replayN
 	if testing.Short() {
-		runs = 10
+		runs = min(runs, 10)
 	}
 	for _, d := range playables {
 		name := d.name
@@ -118,11 +125,11 @@ func TestReplayAgreesWithTheModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range runs {
-				seed := checker.RunSeed(uint64(1000*c+1), i)
+				seed := checker.RunSeed(*replaySeed+uint64(1000*c), i)
 				run, _ := checker.RandomRun(m, seed, 60, 0)
 				h := run.History(name, seed, nil, "")
 				rc := ReplayConfig{Tick: time.Microsecond}
-				if i < 2 && c == 0 {
+				if i < *replayPG && c == 0 {
 					rc.DB, rc.DSN = Postgres, needPostgres(t)
 				}
 				res, err := Replay(context.Background(), h, rc)
