@@ -198,6 +198,9 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 		for i, d := range playables {
 			names[i] = d.name
 		}
+		if h.Header.Variant == "" {
+			return res, fmt.Errorf("realdb: the schedule's header names no design (\"variant\"): the replay plays a model history, of %s", strings.Join(names, ", "))
+		}
 		return res, fmt.Errorf("realdb: the replay cannot play the model's design %q on the real stack (it plays %s)",
 			h.Header.Variant, strings.Join(names, ", "))
 	}

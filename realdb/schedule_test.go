@@ -145,8 +145,9 @@ func TestReplayAgreesWithTheModel(t *testing.T) {
 }
 
 // TestReplayRefusesWhatItCannotPlay: a schedule whose events are not what
-// its trace gives on the model, or with two coordinator replicas, is refused
-// with an error that says which event (and its line) or which field.
+// its trace gives on the model, that names no design, or with two
+// coordinator replicas, is refused with an error that says which event (and
+// its line) or which field.
 func TestReplayRefusesWhatItCannotPlay(t *testing.T) {
 	path := filepath.Join("testdata", "restart-mid-grant.jsonl")
 	h, err := history.ReadFile(path)
@@ -158,6 +159,11 @@ func TestReplayRefusesWhatItCannotPlay(t *testing.T) {
 	edited.Events[6].Value.Token = 3 // the second advance's
 	if _, err := Replay(context.Background(), &edited, ReplayConfig{}); err == nil || !strings.Contains(err.Error(), "event 7 (line 8) differs") {
 		t.Errorf("an edited event: %v", err)
+	}
+	anon := *h
+	anon.Header.Variant = ""
+	if _, err := Replay(context.Background(), &anon, ReplayConfig{}); err == nil || !strings.Contains(err.Error(), "names no design") {
+		t.Errorf("no variant: %v", err)
 	}
 	split := *h
 	split.Header.Config = []byte(strings.Replace(string(h.Header.Config), `"replicas":1`, `"replicas":2`, 1))
