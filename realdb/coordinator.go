@@ -73,7 +73,7 @@ type Coordinator struct {
 
 	// grantBeforeFence is the unsafe variant of that name, for replaying its
 	// counterexample: grant the next token at once and advance the sink's
-	// fence only when told (Advance).
+	// fence only when told (advanceTo).
 	grantBeforeFence bool
 	issued           map[string]int64
 	// advanced is, per resource, a fence advanced for the next grant (the

@@ -85,3 +85,48 @@ func TestCoordinator(t *testing.T) {
 		t.Fatalf("advances recorded = %v (err %v), want 4", advances, rec.Err())
 	}
 }
+
+// TestCoordinatorRestart: a restart loses the lease table (a renew is
+// not_holder), keeps the grant records (a retry gets its grant) and grants
+// nothing for the grace period; an advance made for the next grant is taken
+// as its token, and a restart forgets it.
+func TestCoordinatorRestart(t *testing.T) {
+	ctx := context.Background()
+	sink := createSink(t, sinkConfig(t, SQLite, Atomic))
+	var now int64
+	c := NewCoordinator(sink, func() int64 { return now }, nil)
+	const ttl = 10 * time.Nanosecond
+	acq := func(owner, req string) (Grant, error) {
+		return c.Acquire(ctx, AcquireRequest{Resource: "a", Owner: owner, Incarnation: "1", RequestID: req, TTL: ttl})
+	}
+	g, err := acq("A", "A1")
+	if err != nil || g.Token != 1 {
+		t.Fatalf("acquire = %+v, %v", g, err)
+	}
+	now = 2
+	c.Restart(ttl)
+	if err := c.Renew(ctx, LeaseRequest{Resource: "a", Owner: "A", Incarnation: "1", Token: 1, TTL: ttl}); !errors.Is(err, ErrNotHolder) {
+		t.Fatalf("renew after the restart: %v, want not_holder", err)
+	}
+	if g2, err := acq("A", "A1"); err != nil || g2 != g {
+		t.Fatalf("retry after the restart = %+v, %v; want %+v", g2, err, g)
+	}
+	now = 11 // within the grace (2 + 10)
+	if _, err := acq("B", "B1"); !errors.Is(err, ErrHeld) {
+		t.Fatalf("acquire in the grace period: %v, want held", err)
+	}
+	now = 12
+	if err := c.advanceForGrant(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if g3, err := acq("B", "B2"); err != nil || g3.Token != 2 {
+		t.Fatalf("acquire after the grace, the fence advanced for it = %+v, %v; want token 2", g3, err)
+	}
+	if err := c.advanceForGrant(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(0)
+	if g4, err := c.Acquire(ctx, AcquireRequest{Resource: "b", Owner: "B", Incarnation: "1", RequestID: "B3", TTL: ttl}); err != nil || g4.Token != 2 {
+		t.Fatalf("acquire after a restart that forgot the advance for it = %+v, %v; want token 2 (advanced again)", g4, err)
+	}
+}

@@ -17,10 +17,9 @@ import (
 
 // Replaying a model history on the real stack (the built-in coordinator and
 // a real sink): the schedule is the model history's events, in order; the
-// design is the header's variant (reference, check-then-write,
-// ttl-only-lock, grant-before-fence; others are refused by name). Each
-// worker of the schedule is a goroutine held at its next step until the
-// schedule says go.
+// design is the header's variant, one of playables (others are refused by
+// name). Each worker of the schedule is a goroutine held at its next step
+// until the schedule says go.
 //
 // The events stamp a worker's instants only; the coordinator's and the
 // sink's decisions fall between them. When the header carries the model's
@@ -288,7 +287,7 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 	next := 0 // the next of in.decisions
 	decide := func(before int) {
 		for ; next < len(in.decisions) && in.decisions[next].at <= before; next++ {
-			r.decide(ctx, next, in.decisions[next], order)
+			r.decide(ctx, next, in.decisions[next], workers)
 		}
 	}
 	for i, e := range h.Events {
@@ -543,13 +542,8 @@ func (r *replay) scaled(e history.Event) history.Event {
 // asking the real coordinator (which is never busy). The answer is kept for
 // the operation's completion line if the model's answer to this delivery
 // is the one that line reports; a late copy's is noted.
-func (r *replay) decide(ctx context.Context, k int, d decision, order []*replayWorker) {
-	var w *replayWorker
-	for _, x := range order {
-		if x.id == r.sched[d.op].Process {
-			w = x
-		}
-	}
+func (r *replay) decide(ctx context.Context, k int, d decision, workers map[string]*replayWorker) {
+	w := workers[r.sched[d.op].Process] // invoked before, so there
 	if w == nil {
 		return
 	}
