@@ -441,6 +441,48 @@ func (b *brute) Certain() (map[string]bool, []string) {
 	return out, unknown
 }
 
+// bruteVerdict is the brute force's verdict on one resource: per invariant
+// id, whether every timing violates it, and the ids it could not decide.
+type bruteVerdict struct {
+	resource string
+	certain  map[string]bool
+	unknown  []string
+}
+
+// bruteByResource runs the brute force on each resource of h alone (in the
+// order they first appear): the resource's events and the events that name
+// none (the faults), in their order. Every rule compares operations on one
+// resource (docs/invariants.md), and a timing of h is a timing of each
+// resource chosen independently, so an invariant is certain on h exactly
+// where it is certain on one resource. This split is written apart from
+// Check's grouping, which it checks.
+func bruteByResource(h *history.History, budget int) []bruteVerdict {
+	var out []bruteVerdict
+	for _, e := range h.Events {
+		if e.Resource == "" || slices.ContainsFunc(out, func(v bruteVerdict) bool { return v.resource == e.Resource }) {
+			continue
+		}
+		sub := &history.History{HasHeader: h.HasHeader, Header: h.Header}
+		for _, f := range h.Events {
+			if f.Resource == e.Resource || f.Resource == "" {
+				sub.Events = append(sub.Events, f)
+			}
+		}
+		c, u := newBrute(sub, budget).Certain()
+		out = append(out, bruteVerdict{e.Resource, c, u})
+	}
+	return out
+}
+
+// verdictOn returns the verdict on resource r, and whether there is one.
+func verdictOn(vs []bruteVerdict, r string) (bruteVerdict, bool) {
+	i := slices.IndexFunc(vs, func(v bruteVerdict) bool { return v.resource == r })
+	if i < 0 {
+		return bruteVerdict{}, false
+	}
+	return vs[i], true
+}
+
 // fencing: an accepted write with token t takes effect after a line that
 // showed the fence above t (an ok acquire of t' > t, an ok advance to f > t,
 // a line showing a write of t” > t accepted, a reported fence f > t), or is

@@ -6,17 +6,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/fencecheck/fencecheck/history"
 )
 
 // TestDocExamples checks every example of docs/invariants.md: each section
 // on an invariant has one or more jsonl histories, each followed by a
 // verdict line: either the invariant, the events and the message that Check
 // must report, or "Verdict: no `id`" for a history in which Check must not
-// report the invariant. Where an example names one resource, the brute
-// force (brute_test.go), which knows one, must find every invariant Check
-// reports there certain: the examples are differential cases too.
+// report the invariant. The brute force (brute_test.go), run on each resource
+// alone, must find every invariant Check reports certain on that resource:
+// the examples are differential cases too.
 func TestDocExamples(t *testing.T) {
 	doc, err := os.ReadFile("../docs/invariants.md")
 	if err != nil {
@@ -52,14 +50,13 @@ func TestDocExamples(t *testing.T) {
 			rest = rest[v:]
 			h := parse(t, blk[:b+1])
 			rep := Check(h, Options{})
-			if oneResource(h) {
-				certain, unknown := newBrute(h, 200000).Certain()
-				for _, v := range rep.Violations {
-					if c, decided := certain[v.Invariant]; decided && !c {
-						t.Errorf("section %s, example %d: %s reported, but the brute force finds a timing without it", id, k+1, v.Invariant)
-					} else if !decided {
-						t.Errorf("section %s, example %d: the brute force cannot decide %s (%v)", id, k+1, v.Invariant, unknown)
-					}
+			brute := bruteByResource(h, 200000)
+			for _, v := range rep.Violations {
+				b, _ := verdictOn(brute, v.Resource)
+				if c, decided := b.certain[v.Invariant]; decided && !c {
+					t.Errorf("section %s, example %d: %s reported on %s, but the brute force finds a timing without it", id, k+1, v.Invariant, v.Resource)
+				} else if !decided {
+					t.Errorf("section %s, example %d: the brute force cannot decide %s on %s (%v)", id, k+1, v.Invariant, v.Resource, b.unknown)
 				}
 			}
 			if m := clean.FindStringSubmatch(rest); m != nil {
@@ -89,19 +86,4 @@ func TestDocExamples(t *testing.T) {
 			}
 		}
 	}
-}
-
-// oneResource reports whether every event of h that names a resource names
-// the same one.
-func oneResource(h *history.History) bool {
-	res := ""
-	for _, e := range h.Events {
-		if e.Resource != "" && res != "" && e.Resource != res {
-			return false
-		}
-		if e.Resource != "" {
-			res = e.Resource
-		}
-	}
-	return true
 }

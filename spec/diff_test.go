@@ -408,6 +408,18 @@ func simHistory(rng *rand.Rand, maxOps int) *history.History {
 // outcomes on one resource (no protocol at all), with random apply events,
 // reported fences, faults and headers.
 func randomHistory(rng *rand.Rand, maxOps int) *history.History {
+	return randomOn(rng, maxOps, "job")
+}
+
+// randomHistory2 is randomHistory on two resources: each operation's is drawn
+// at its invocation, so a process works on both, one operation at a time,
+// and a duplicate of its requests applies to both.
+func randomHistory2(rng *rand.Rand, maxOps int) *history.History {
+	return randomOn(rng, maxOps, "job", "job2")
+}
+
+// randomOn is randomHistory on the resources named.
+func randomOn(rng *rand.Rand, maxOps int, resources ...string) *history.History {
 	h := &history.History{HasHeader: true, Header: history.Header{Format: history.Format, Version: history.Version,
 		Partial: rng.IntN(4) == 0}}
 	var now int64
@@ -416,10 +428,13 @@ func randomHistory(rng *rand.Rand, maxOps int) *history.History {
 	var writes []history.Event
 	emit := func(e history.Event) {
 		e.Time, e.Index = now, int64(len(h.Events))
-		if !history.IsFault(e.F) {
-			e.Resource = "job"
-		}
 		h.Events = append(h.Events, e)
+	}
+	resource := func() string {
+		if len(resources) == 1 {
+			return resources[0]
+		}
+		return resources[rng.IntN(len(resources))]
 	}
 	tok := func() int64 { return 1 + rng.Int64N(3) }
 	ids, pays := []string{"r", "s"}, []string{"a", "b"}
@@ -436,7 +451,7 @@ func randomHistory(rng *rand.Rand, maxOps int) *history.History {
 				continue
 			}
 			delete(open, p)
-			e := history.Event{Process: p, F: inv.F, Type: history.OK}
+			e := history.Event{Process: p, F: inv.F, Type: history.OK, Resource: inv.Resource}
 			switch r := rng.IntN(10); {
 			case r < 2:
 				e.Type = history.Info
@@ -485,12 +500,12 @@ func randomHistory(rng *rand.Rand, maxOps int) *history.History {
 				if rng.IntN(3) == 0 {
 					a.Fence, a.HasFence = tok()-1, true
 				}
-				emit(history.Event{Process: history.Sink, Type: history.Info, F: history.Apply, Value: a})
+				emit(history.Event{Process: history.Sink, Type: history.Info, F: history.Apply, Resource: w.Resource, Value: a})
 			}
 			continue
 		}
 		n++
-		e := history.Event{Process: p, Type: history.Invoke}
+		e := history.Event{Process: p, Type: history.Invoke, Resource: resource()}
 		owner := p
 		if p == history.Coordinator {
 			e.F = history.Advance
@@ -536,7 +551,7 @@ func TestDifferential(t *testing.T) {
 	gens := []struct {
 		name string
 		gen  func(*rand.Rand, int) *history.History
-	}{{"simulator", simHistory}, {"random", randomHistory}}
+	}{{"simulator", simHistory}, {"random", randomHistory}, {"random, two resources", randomHistory2}}
 	start := time.Now()
 	for _, g := range gens {
 		st := diffStats{reported: map[string]int{}, certain: map[string]int{}, falseAlarm: map[string]int{},
@@ -560,40 +575,20 @@ func TestDifferential(t *testing.T) {
 			}
 			st.histories++
 			rep := Check(h, Options{})
-			got := map[string]bool{}
+			brute := bruteByResource(h, *diffBudget)
 			for _, v := range rep.Violations {
-				got[v.Invariant] = true
+				if _, ok := verdictOn(brute, v.Resource); !ok {
+					t.Errorf("%s seed %d: %s reported on %q, a resource of no operation:\n%s", g.name, seed, v.Invariant, v.Resource, text)
+				}
 			}
-			b := newBrute(h, *diffBudget)
-			want, unknown := b.Certain()
-			for _, id := range unknown {
-				st.unknown[id]++
-			}
-			for _, inv := range Invariants {
-				id := inv.ID
-				if got[id] {
-					st.reported[id]++
-				}
-				c, decided := want[id]
-				if !decided {
-					continue
-				}
-				if c {
-					st.certain[id]++
-				}
-				switch {
-				case got[id] && !c:
-					st.falseAlarm[id]++
-					if st.falseAlarm[id] <= 3 {
-						t.Errorf("%s seed %d: false alarm %s:\n%s%s", g.name, seed, id, text, describeReport(rep, id))
-					}
-				case c && !got[id]:
-					st.miss[id]++
-					if st.missShown[id] < *diffShow && testing.Verbose() {
-						st.missShown[id]++
-						t.Logf("%s seed %d: miss %s:\n%s", g.name, seed, id, text)
+			for _, b := range brute {
+				got := map[string]bool{}
+				for _, v := range rep.Violations {
+					if v.Resource == b.resource {
+						got[v.Invariant] = true
 					}
 				}
+				st.judge(t, g.name, seed, text, rep, b, got)
 			}
 		}
 		t.Logf("%s: %d histories (%d invalid), in %v", g.name, st.histories, st.invalid, time.Since(start).Round(time.Millisecond))
@@ -601,6 +596,41 @@ func TestDifferential(t *testing.T) {
 		for _, inv := range Invariants {
 			id := inv.ID
 			t.Logf("  %-22s %8d %8d %8d %8d %8d", id, st.reported[id], st.certain[id], st.falseAlarm[id], st.miss[id], st.unknown[id])
+		}
+	}
+}
+
+// judge compares what Check reported on one resource (got) with the brute
+// force's verdict there, counting and showing false alarms and misses.
+func (st *diffStats) judge(t *testing.T, gen string, seed uint64, text string, rep Report, b bruteVerdict, got map[string]bool) {
+	t.Helper()
+	for _, id := range b.unknown {
+		st.unknown[id]++
+	}
+	for _, inv := range Invariants {
+		id := inv.ID
+		if got[id] {
+			st.reported[id]++
+		}
+		c, decided := b.certain[id]
+		if !decided {
+			continue
+		}
+		if c {
+			st.certain[id]++
+		}
+		switch {
+		case got[id] && !c:
+			st.falseAlarm[id]++
+			if st.falseAlarm[id] <= 3 {
+				t.Errorf("%s seed %d: false alarm %s on %s:\n%s%s", gen, seed, id, b.resource, text, describeReport(rep, id))
+			}
+		case c && !got[id]:
+			st.miss[id]++
+			if st.missShown[id] < *diffShow && testing.Verbose() {
+				st.missShown[id]++
+				t.Logf("%s seed %d: miss %s on %s:\n%s", gen, seed, id, b.resource, text)
+			}
 		}
 	}
 }
