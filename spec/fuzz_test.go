@@ -1,0 +1,103 @@
+package spec
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/history"
+)
+
+// FuzzCheck feeds every input that reads as a history to Check. No history
+// may panic it; its report must be the same twice (it checks resources on
+// goroutines); and resources must be independent, as docs/invariants.md
+// says: what Check reports on one resource is what it reports on the
+// history of that resource's events and the events that name none (the
+// faults), positions mapped back. The brute force relies on that split, so
+// this property is checked here on inputs of any size and shape.
+//
+// The seeds (the examples of docs/invariants.md and histories of the
+// differential test's generators) run with the normal tests. A longer run,
+// on one core:
+//
+//	go test ./spec -run XXX -fuzz FuzzCheck -fuzztime 5m -parallel 1
+func FuzzCheck(f *testing.F) {
+	// A message names events by position too: "event 9", "events 3-5",
+	// "between events 2 and 7".
+	eventRefs, number := regexp.MustCompile(`events? \d+(?:(?: and |-)\d+)?`), regexp.MustCompile(`\d+`)
+	doc, err := os.ReadFile("../docs/invariants.md")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, blk := range strings.Split(string(doc), "```jsonl\n")[1:] {
+		f.Add([]byte(blk[:strings.Index(blk, "```")]))
+	}
+	for seed := range uint64(20) {
+		for _, gen := range []func(*rand.Rand, int) *history.History{simHistory, randomHistory2} {
+			var buf bytes.Buffer
+			if err := history.Encode(&buf, gen(rand.New(rand.NewPCG(seed, 0xf022)), 7)); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(buf.Bytes())
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := history.ReadAll("fuzz.jsonl", bytes.NewReader(data))
+		if err != nil || len(h.Events) > 400 {
+			return
+		}
+		rep := Check(h, Options{})
+		if again := Check(h, Options{}); !reflect.DeepEqual(rep, again) {
+			t.Fatalf("two reports differ:\n%+v\n%+v", rep, again)
+		}
+		var resources []string
+		for _, e := range h.Events {
+			if e.Resource != "" && !slices.Contains(resources, e.Resource) {
+				resources = append(resources, e.Resource)
+			}
+		}
+		for _, r := range resources {
+			sub := &history.History{HasHeader: h.HasHeader, Header: h.Header}
+			var pos []int // pos[i]: the position in h of sub's event i
+			for i, e := range h.Events {
+				if e.Resource == r || e.Resource == "" {
+					sub.Events = append(sub.Events, e)
+					pos = append(pos, i)
+				}
+			}
+			alone := Check(sub, Options{})
+			want := []Violation{}
+			for _, v := range alone.Violations {
+				v.Events = slices.Clone(v.Events)
+				for k, p := range v.Events {
+					v.Events[k] = pos[p]
+				}
+				v.Message = eventRefs.ReplaceAllStringFunc(v.Message, func(ref string) string {
+					return number.ReplaceAllStringFunc(ref, func(n string) string {
+						p, _ := strconv.Atoi(n)
+						return strconv.Itoa(pos[p])
+					})
+				})
+				want = append(want, v)
+			}
+			got := []Violation{}
+			for _, v := range rep.Violations {
+				if v.Resource == r {
+					got = append(got, v)
+				}
+			}
+			if slices.Contains(rep.Unknown, LinearizableSink) || slices.Contains(alone.Unknown, LinearizableSink) {
+				continue // a porcupine search ran out of time: nothing to compare
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("resource %s: in the whole history\n%+v\nalone\n%+v", r, got, want)
+			}
+		}
+	})
+}
