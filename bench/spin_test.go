@@ -1,0 +1,189 @@
+// Package bench holds the comparison of fencecheck with Spin (run.sh, the
+// Promela models, cmd/fencebench) and, in this test, the differential test
+// that the comparison rests on.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/checker"
+	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// asserted is what fencing.pml asserts: every invariant but
+// absolute-validity (not a guarantee of the protocol) and linearizable-sink
+// (judged on histories, not on states).
+var asserted = func() spec.Set {
+	var s spec.Set
+	for _, inv := range spec.Invariants {
+		if inv.ID != spec.AbsoluteValidity && inv.ID != spec.LinearizableSink {
+			s |= spec.SetOf(inv.ID)
+		}
+	}
+	return s
+}()
+
+// TestSpinAgrees is a differential test of the model and of checker.BFS
+// against an implementation that shares no code with them: fencing.pml, the
+// same protocol written in Promela, explored by Spin. On each bound, with
+// every fault kind among them, both variants and the reference, Spin must
+// find an assertion violated exactly when the BFS finds an asserted
+// invariant violated, and (all but one bound, where it is too large for a
+// test) the two explorations of the whole space must store the same number
+// of distinct states and take the same transitions (Spin counts one more:
+// its initial state). A model change that adds or merges a state, in either
+// model, shows here. Spin and gcc are needed (test.sh installs Spin); without
+// them the test is skipped, or fails when CI=true.
+func TestSpinAgrees(t *testing.T) {
+	for _, tool := range []string{"spin", "gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			msg := fmt.Sprintf("%s not found: TestSpinAgrees needs Spin and gcc (apt-get install spin gcc)", tool)
+			if os.Getenv("CI") == "true" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	none := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 1, Grants: 2, InFlight: 1}
+	every := none
+	every.Drops, every.Dups, every.Crashes, every.Restarts, every.Forgeries = 1, 1, 1, 1, 1
+	with := func(c model.Config, f func(*model.Config)) model.Config { f(&c); return c }
+	bounds := []struct {
+		variant string
+		c       model.Config
+		count   bool // compare the counts too (else the verdicts only)
+	}{
+		{"reference", every, true},
+		{"reference", with(none, func(c *model.Config) { c.Resources, c.Ops = 2, 2 }), true},
+		{"reference", with(none, func(c *model.Config) { c.Workers = 3 }), true},
+		{"reference", with(none, func(c *model.Config) { c.TTL, c.Ops = 3, 2 }), true},
+		{"check-then-write", with(none, func(c *model.Config) { c.Ops = 2 }), true},
+		{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), false},
+		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), true},
+	}
+	for _, b := range bounds {
+		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
+			b.variant, b.c.Workers, b.c.Resources, b.c.TTL, b.c.Ops, b.c.Grants, b.c.InFlight,
+			b.c.Drops, b.c.Dups, b.c.Crashes, b.c.Restarts, b.c.Forgeries)
+		t.Run(name, func(t *testing.T) {
+			v, err := spec.LookupVariant(designs.All(), b.variant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := v.Machine(b.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := checker.BFSOptions{Exhaustive: true}
+			if !b.count {
+				opt = checker.BFSOptions{Stop: asserted}
+			}
+			res := checker.BFS(context.Background(), m, opt)
+			if b.count && res.Stopped != checker.StopComplete {
+				t.Fatalf("the BFS stopped: %s", res.Stopped)
+			}
+			pan := buildPan(t, b.variant, b.c)
+			verdict := runPan(t, pan) // stops at the first assertion violated
+			if found, want := verdict.errors > 0, res.Violated&asserted != 0; found != want {
+				t.Errorf("Spin finds an assertion violated: %v; the BFS finds %v (asserted: %v)",
+					found, res.ViolatedIDs, want)
+			}
+			t.Logf("violated: BFS %v, Spin %d errors", res.ViolatedIDs, verdict.errors)
+			if !b.count {
+				return
+			}
+			all := verdict
+			if verdict.errors > 0 {
+				all = runPan(t, pan, "-A") // every state, assertions ignored
+			}
+			if all.states != res.States || all.transitions != res.Transitions+1 {
+				t.Errorf("Spin: %d states, %d transitions; BFS: %d states, %d transitions (+1: %d)",
+					all.states, all.transitions, res.States, res.Transitions, res.Transitions+1)
+			}
+			t.Logf("%d states, %d transitions", res.States, res.Transitions)
+		})
+	}
+}
+
+// buildPan writes Spin's verifier of fencing.pml for the variant and config
+// into a temporary directory and compiles it (-O0: these bounds are small,
+// and gcc -O2 takes longer than the searches), returning its path.
+func buildPan(t *testing.T, variant string, c model.Config) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := os.ReadFile("fencing.pml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fencing.pml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-a"}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"W", c.Workers}, {"R", c.Resources}, {"TTL", c.TTL}, {"OPS", c.Ops}, {"GRANTS", c.Grants},
+		{"INFLIGHT", c.InFlight}, {"DROPS", c.Drops}, {"DUPS", c.Dups}, {"CRASHES", c.Crashes},
+		{"RESTARTS", c.Restarts}, {"FORGERIES", c.Forgeries}} {
+		args = append(args, fmt.Sprintf("-D%s=%d", d.name, d.v))
+	}
+	switch variant {
+	case "check-then-write":
+		args = append(args, "-DCHECK_THEN_WRITE")
+	case "grant-before-fence":
+		args = append(args, "-DGRANT_BEFORE_FENCE")
+	}
+	run(t, dir, "spin", append(args, "fencing.pml")...)
+	run(t, dir, "gcc", "-O0", "-DSAFETY", "-DNOREDUCE", "-o", "pan", "pan.c")
+	return filepath.Join(dir, "pan")
+}
+
+// panResult is what a run of Spin's verifier counted.
+type panResult struct{ states, transitions, errors uint64 }
+
+var (
+	panStates      = regexp.MustCompile(`(?m)^\s*(\d+) states, stored`)
+	panTransitions = regexp.MustCompile(`(?m)^\s*(\d+) transitions \(= stored\+matched\)`)
+	panErrors      = regexp.MustCompile(`errors: (\d+)`)
+)
+
+// runPan runs the verifier at pan with a 2^22-slot hash table and no depth
+// limit that these bounds reach, and parses its counts.
+func runPan(t *testing.T, pan string, args ...string) panResult {
+	t.Helper()
+	out := run(t, filepath.Dir(pan), pan, append([]string{"-m200000", "-w22"}, args...)...)
+	var r panResult
+	for _, f := range []struct {
+		re *regexp.Regexp
+		n  *uint64
+	}{{panStates, &r.states}, {panTransitions, &r.transitions}, {panErrors, &r.errors}} {
+		m := f.re.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: no %q in its output:\n%s", pan, f.re, out)
+		}
+		*f.n, _ = strconv.ParseUint(m[1], 10, 64)
+	}
+	return r
+}
+
+// run runs name with args in dir and returns its output; a failure ends the
+// test with the output.
+func run(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
