@@ -458,20 +458,38 @@ type bruteVerdict struct {
 // Check's grouping, which it checks.
 func bruteByResource(h *history.History, budget int) []bruteVerdict {
 	var out []bruteVerdict
-	for _, e := range h.Events {
-		if e.Resource == "" || slices.ContainsFunc(out, func(v bruteVerdict) bool { return v.resource == e.Resource }) {
-			continue
-		}
-		sub := &history.History{HasHeader: h.HasHeader, Header: h.Header}
-		for _, f := range h.Events {
-			if f.Resource == e.Resource || f.Resource == "" {
-				sub.Events = append(sub.Events, f)
-			}
-		}
+	for _, r := range resourcesOf(h) {
+		sub, _ := aloneOn(h, r)
 		c, u := newBrute(sub, budget).Certain()
-		out = append(out, bruteVerdict{e.Resource, c, u})
+		out = append(out, bruteVerdict{r, c, u})
 	}
 	return out
+}
+
+// resourcesOf lists the resources h's events name, in the order they first
+// appear.
+func resourcesOf(h *history.History) []string {
+	var rs []string
+	for _, e := range h.Events {
+		if e.Resource != "" && !slices.Contains(rs, e.Resource) {
+			rs = append(rs, e.Resource)
+		}
+	}
+	return rs
+}
+
+// aloneOn returns the history of resource r's events and the events that
+// name none (the faults), in their order, and each one's position in h.
+func aloneOn(h *history.History, r string) (*history.History, []int) {
+	sub := &history.History{HasHeader: h.HasHeader, Header: h.Header}
+	var pos []int
+	for i, e := range h.Events {
+		if e.Resource == r || e.Resource == "" {
+			sub.Events = append(sub.Events, e)
+			pos = append(pos, i)
+		}
+	}
+	return sub, pos
 }
 
 // verdictOn returns the verdict on resource r, and whether there is one.

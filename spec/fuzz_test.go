@@ -56,22 +56,11 @@ func FuzzCheck(f *testing.F) {
 		if again := Check(h, Options{}); !reflect.DeepEqual(rep, again) {
 			t.Fatalf("two reports differ:\n%+v\n%+v", rep, again)
 		}
-		var resources []string
-		for _, e := range h.Events {
-			if e.Resource != "" && !slices.Contains(resources, e.Resource) {
-				resources = append(resources, e.Resource)
-			}
-		}
-		for _, r := range resources {
-			sub := &history.History{HasHeader: h.HasHeader, Header: h.Header}
-			var pos []int // pos[i]: the position in h of sub's event i
-			for i, e := range h.Events {
-				if e.Resource == r || e.Resource == "" {
-					sub.Events = append(sub.Events, e)
-					pos = append(pos, i)
-				}
-			}
+		omitted := 0
+		for _, r := range resourcesOf(h) {
+			sub, pos := aloneOn(h, r)
 			alone := Check(sub, Options{})
+			omitted += alone.Omitted
 			want := []Violation{}
 			for _, v := range alone.Violations {
 				v.Events = slices.Clone(v.Events)
@@ -98,6 +87,9 @@ func FuzzCheck(f *testing.F) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("resource %s: in the whole history\n%+v\nalone\n%+v", r, got, want)
 			}
+		}
+		if omitted != rep.Omitted {
+			t.Fatalf("%d violations omitted from the whole history's report, %d from the resources' alone", rep.Omitted, omitted)
 		}
 	})
 }
