@@ -33,11 +33,13 @@ var asserted = func() spec.Set {
 }()
 
 // TestSpinAgrees is a differential test of the model and of checker.BFS
-// against an implementation that shares no code with them: fencing.pml, the
-// same protocol written in Promela, explored by Spin. On each bound, with
-// every fault kind among them, both variants and the reference, Spin must
-// find an assertion violated exactly when the BFS finds an asserted
-// invariant violated, and (all but one bound, where it is too large for a
+// against two implementations that share no code with them: fencing.pml,
+// the same protocol written in Promela as one process, explored by Spin
+// without reduction, and fencing_procs.pml, written the way a Spin user
+// would (a process per node), explored with Spin's partial-order
+// reduction. On each bound, with every fault kind among them, both variants
+// and the reference, Spin must find an assertion violated in each exactly
+// when the BFS finds an asserted invariant violated, and (all but one bound, where it is too large for a
 // test) the two explorations of the whole space must store the same number
 // of distinct states and take the same transitions (Spin counts one more:
 // its initial state). A model change that adds or merges a state, in either
@@ -91,13 +93,20 @@ func TestSpinAgrees(t *testing.T) {
 			if b.count && res.Stopped != checker.StopComplete {
 				t.Fatalf("the BFS stopped: %s", res.Stopped)
 			}
-			pan := buildPan(t, b.variant, b.c)
+			want := res.Violated&asserted != 0
+			pan := buildPan(t, "fencing.pml", b.variant, b.c, "-DNOREDUCE")
 			verdict := runPan(t, pan) // stops at the first assertion violated
-			if found, want := verdict.errors > 0, res.Violated&asserted != 0; found != want {
-				t.Errorf("Spin finds an assertion violated: %v; the BFS finds %v (asserted: %v)",
-					found, res.ViolatedIDs, want)
+			procs := runPan(t, buildPan(t, "fencing_procs.pml", b.variant, b.c))
+			for _, p := range []struct {
+				file   string
+				errors uint64
+			}{{"fencing.pml", verdict.errors}, {"fencing_procs.pml", procs.errors}} {
+				if found := p.errors > 0; found != want {
+					t.Errorf("Spin on %s finds an assertion violated: %v; the BFS finds %v (asserted: %v)",
+						p.file, found, res.ViolatedIDs, want)
+				}
 			}
-			t.Logf("violated: BFS %v, Spin %d errors", res.ViolatedIDs, verdict.errors)
+			t.Logf("violated: BFS %v, Spin %d errors (fencing_procs.pml: %d)", res.ViolatedIDs, verdict.errors, procs.errors)
 			if !b.count {
 				return
 			}
@@ -114,17 +123,18 @@ func TestSpinAgrees(t *testing.T) {
 	}
 }
 
-// buildPan writes Spin's verifier of fencing.pml for the variant and config
-// into a temporary directory and compiles it (-O0: these bounds are small,
-// and gcc -O2 takes longer than the searches), returning its path.
-func buildPan(t *testing.T, variant string, c model.Config) string {
+// buildPan writes Spin's verifier of the Promela file for the variant and
+// config into a temporary directory and compiles it with the gcc flags
+// given (-O0: these bounds are small, and gcc -O2 takes longer than the
+// searches), returning its path.
+func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src, err := os.ReadFile("fencing.pml")
+	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "fencing.pml"), src, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, file), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"-a"}
@@ -142,8 +152,8 @@ func buildPan(t *testing.T, variant string, c model.Config) string {
 	case "grant-before-fence":
 		args = append(args, "-DGRANT_BEFORE_FENCE")
 	}
-	run(t, dir, "spin", append(args, "fencing.pml")...)
-	run(t, dir, "gcc", "-O0", "-DSAFETY", "-DNOREDUCE", "-o", "pan", "pan.c")
+	run(t, dir, "spin", append(args, file)...)
+	run(t, dir, "gcc", append(append([]string{"-O0", "-DSAFETY"}, gccFlags...), "-o", "pan", "pan.c")...)
 	return filepath.Join(dir, "pan")
 }
 
