@@ -2,7 +2,9 @@ package checker
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -189,4 +191,78 @@ func TestReducedStateCount(t *testing.T) {
 				goroutines, r.States, r.Transitions, r.Subsumed, r.Stopped)
 		}
 	}
+}
+
+var reduceSoak = flag.Int("reduce.soak", 1, "TestReductionsSoundRandom: random bounds per design")
+var reduceSeed = flag.Uint64("reduce.seed", 1, "TestReductionsSoundRandom: the bounds' seed")
+
+// TestReductionsSoundRandom compares the reduced search with the full one,
+// as TestReductionsSound does, on bounds drawn at random (seeded) rather
+// than chosen: for every built-in design, -reduce.soak bounds of two or
+// three workers, one or two resources, ttl 1 to 3, one or two operations,
+// grants and messages in flight, each fault kind, clock skew, a sink
+// restart, a second replica, a delay bound and a pause bound each with some
+// chance. Both searches run to the end (no depth bound; a bound whose full
+// search stores more than 40,000 states is drawn again), with every
+// reduction, and again with one reduction alone, drawn too: the same
+// invariants violated and the same shortest counterexample length for
+// each, and every reduced counterexample replays on the machine.
+//
+//	go test ./checker -run TestReductionsSoundRandom -reduce.soak=40 -reduce.seed=7 -v
+func TestReductionsSoundRandom(t *testing.T) {
+	singles := []model.Reduction{model.ReducePauses, model.ReduceDeadReplies, model.ReduceReads, model.ReduceTimers,
+		model.ReduceBudgets, model.ReduceAges, model.ReduceDeadDelivered}
+	rng := rand.New(rand.NewPCG(*reduceSeed, 0x4ed))
+	coin := func(p int) int { // 1 with chance 1/p
+		if rng.IntN(p) == 0 {
+			return 1
+		}
+		return 0
+	}
+	var compared, redrawn int
+	var full, reduced uint64
+	for _, v := range designs.All() {
+		for k := 0; k < *reduceSoak; {
+			c := model.Config{Workers: 2 + coin(6), Resources: 1 + coin(4), Replicas: 1 + coin(6), TTL: 1 + rng.IntN(3),
+				Ops: 1 + coin(2), Grants: 1 + coin(2), InFlight: 1 + coin(2),
+				Drops: coin(4), Dups: coin(4), Crashes: coin(4), Restarts: coin(4), Forgeries: coin(4),
+				Skew: coin(5), SinkRestarts: coin(5), Delay: coin(4) * (1 + rng.IntN(2)), Pause: coin(5)}
+			single := singles[rng.IntN(len(singles))]
+			m, err := model.New(c, v.Design)
+			if err != nil {
+				redrawn++
+				continue // a bound the design cannot be built at
+			}
+			opt := BFSOptions{Exhaustive: true, MaxStates: 40000, Symmetry: model.SymWorkers | model.SymResources}
+			want := BFS(context.Background(), m, opt)
+			if !want.Complete {
+				redrawn++
+				continue
+			}
+			k++
+			full += want.States
+			for _, r := range []model.Reduction{model.Reductions, single} {
+				opt.Reduce = r
+				got := BFS(context.Background(), m, opt)
+				name := fmt.Sprintf("%s %+v reduce %d", v.Name, c, r)
+				if !got.Complete || got.Violated != want.Violated || len(got.Shortest) != len(want.Shortest) {
+					t.Fatalf("%s: %s, violated %v; full search %v", name, got.Stopped, got.ViolatedIDs, want.ViolatedIDs)
+				}
+				for i, s := range got.Shortest {
+					if s.Length != want.Shortest[i].Length {
+						t.Fatalf("%s: shortest %s %d actions, full search %d", name, s.Invariant, s.Length, want.Shortest[i].Length)
+					}
+					if _, judged, err := Replay(m, s.Run.Actions); err != nil || !judged.Has(s.Invariant) {
+						t.Fatalf("%s: the counterexample of %s does not replay: %v", name, s.Invariant, err)
+					}
+				}
+				if r == model.Reductions {
+					reduced += got.States
+				}
+				compared++
+			}
+		}
+	}
+	t.Logf("%d searches compared with their full search (%d bounds drawn again); %d states in full searches, %d with every reduction",
+		compared, redrawn, full, reduced)
 }
