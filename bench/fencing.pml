@@ -19,6 +19,9 @@
  *   -DGRANT_BEFORE_FENCE  the token is granted from the coordinator's counter
  *                         before the fence is advanced (designs.GrantBeforeFence,
  *                         token plan GrantThenFence)
+ *   -DTTL_ONLY_LOCK       the sink checks no token (designs.TTLOnlyLock)
+ *   -DNO_ACQUIRE_DEDUP    the coordinator answers no request from its record:
+ *                         every acquire asks anew (designs.NoAcquireDedup)
  */
 
 #ifndef W
@@ -267,7 +270,11 @@ inline tick() {
 /* model.RefAnswers: the durable record answers a retry (same incarnation and
  * request id) or refuses a late copy of an older request or incarnation */
 #define DED(m) dedup[m.res * W + m.worker]
+#ifdef NO_ACQUIRE_DEDUP
+#define ANSWERED(m) 0
+#else
 #define ANSWERED(m) (DED(m).req != 0 && (DED(m).inc == m.inc && m.req <= DED(m).req || m.inc < DED(m).inc))
+#endif
 #define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1) /* RefValid */
 #define HOLD (grace1 > 1)                                                 /* RefHold */
 
@@ -432,11 +439,18 @@ inline commit() {
 	REPLY(WriteRep, 0, 0, code_, 0, 0)
 }
 
+/* model.Design.Check: the sink's check of a write's token */
+#ifdef TTL_ONLY_LOCK
+#define FENCED(t, r) 0
+#else
+#define FENCED(t, r) (t != fence[r])
+#endif
+
 /* model.stepper.write: check the token, then (atomically) store */
 inline write() {
 	r_ = cur.res;
 	if
-	:: cur.token != fence[r_] ->
+	:: FENCED(cur.token, r_) ->
 		/* resource-independence; Ghost.Advanced equals the fence here (only
 		 * the resource's own advances move it) */
 		assert(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token &&

@@ -13,7 +13,8 @@
  *
  * Bounds: the macros of fencing.pml (W 2..3, R 1..2, TTL, OPS <= 8, GRANTS,
  * INFLIGHT 1..3, DROPS, DUPS, CRASHES, RESTARTS, FORGERIES).
- * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE (as in fencing.pml).
+ * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE, -DTTL_ONLY_LOCK,
+ * -DNO_ACQUIRE_DEDUP (as in fencing.pml).
  */
 
 #ifndef W
@@ -415,7 +416,18 @@ inline sendout() {
 /* ---- the coordinator ---- */
 
 #define DEDK(m) (m.r * W + m.w)
+/* model.Design.Check: the sink's check of a write's token */
+#ifdef TTL_ONLY_LOCK
+#define FENCED(t, r) 0
+#else
+#define FENCED(t, r) (t != fence[r])
+#endif
+
+#ifdef NO_ACQUIRE_DEDUP
+#define ANSWERED(m) 0
+#else
 #define ANSWERED(m) (dedup[DEDK(m)].req != 0 && (dedup[DEDK(m)].inc == m.inc && m.req <= dedup[DEDK(m)].req || m.inc < dedup[DEDK(m)].inc))
+#endif
 #define LEASEVALID(rr) (lease[rr].holder != 0 && lease[rr].left1 > 1)
 #define HOLD (grace1 > 1)
 
@@ -610,12 +622,12 @@ inline store() {
 inline sink_deliver() {
 	r_ = scur.r;
 	if
-	:: scur.kind == WriteReq && scur.token != fence[r_] ->
+	:: scur.kind == WriteReq && FENCED(scur.token, r_) ->
 		/* resource-independence (the ghost's Advanced is the fence here) */
 		assert(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
 		         fence[r_] <= scur.token));
 		SREPLY(WriteRep, RepFenced, 0, 0)
-	:: scur.kind == WriteReq && scur.token == fence[r_] ->
+	:: scur.kind == WriteReq && !FENCED(scur.token, r_) ->
 #ifdef CHECK_THEN_WRITE
 		SQPUSH(prepq, scur)                 /* checked; written in a later step */
 #else

@@ -21,7 +21,8 @@
 #   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES)
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
-#   --variant NAME  the buggy variant checked: check-then-write (default) or grant-before-fence
+#   --variant NAME  the buggy variant checked: check-then-write (default), grant-before-fence,
+#                   ttl-only-lock or no-acquire-dedup
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
 #   --baseline REV  also build fencebench from git revision REV (git archive) and run
 #                   each fencebench run with it, right after the same run of this tree,
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
 	--keep) keep=1; shift ;;
 	--baseline) baseline=${2:?}; shift 2 ;;
 	--pairs) pairs=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,33p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -61,7 +62,9 @@ done
 case $vname in
 check-then-write) vmacro=CHECK_THEN_WRITE ;;
 grant-before-fence) vmacro=GRANT_BEFORE_FENCE ;;
-*) die "unknown variant $vname (check-then-write, grant-before-fence)" ;;
+ttl-only-lock) vmacro=TTL_ONLY_LOCK ;;
+no-acquire-dedup) vmacro=NO_ACQUIRE_DEDUP ;;
+*) die "unknown variant $vname (check-then-write, grant-before-fence, ttl-only-lock, no-acquire-dedup)" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"

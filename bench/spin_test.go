@@ -38,8 +38,8 @@ var asserted = func() spec.Set {
 // the same protocol written in Promela as one process, explored by Spin
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
-// reduction. On each bound, with every fault kind among them, both variants
-// and the reference, Spin must find an assertion violated in each exactly
+// reduction. On each bound, with every fault kind among them, the reference
+// and the four variants the Promela models have, Spin must find an assertion violated in each exactly
 // when the BFS finds an asserted invariant violated, and (all but one bound, where it is too large for a
 // test) the two explorations of the whole space must store the same number
 // of distinct states and take the same transitions (Spin counts one more:
@@ -72,6 +72,8 @@ func TestSpinAgrees(t *testing.T) {
 		{"check-then-write", with(none, func(c *model.Config) { c.Ops = 2 }), true},
 		{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), false},
 		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), true},
+		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops = 2 }), true},
+		{"no-acquire-dedup", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), true},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -124,6 +126,11 @@ func TestSpinAgrees(t *testing.T) {
 	}
 }
 
+// promelaVariants are the designs the Promela models have, by the macro that
+// selects each (none: the reference).
+var promelaVariants = map[string]string{"reference": "", "check-then-write": "CHECK_THEN_WRITE",
+	"grant-before-fence": "GRANT_BEFORE_FENCE", "ttl-only-lock": "TTL_ONLY_LOCK", "no-acquire-dedup": "NO_ACQUIRE_DEDUP"}
+
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with the gcc flags
 // given (-O0: these bounds are small, and gcc -O2 takes longer than the
@@ -147,11 +154,8 @@ func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...st
 		{"RESTARTS", c.Restarts}, {"FORGERIES", c.Forgeries}} {
 		args = append(args, fmt.Sprintf("-D%s=%d", d.name, d.v))
 	}
-	switch variant {
-	case "check-then-write":
-		args = append(args, "-DCHECK_THEN_WRITE")
-	case "grant-before-fence":
-		args = append(args, "-DGRANT_BEFORE_FENCE")
+	if macro := promelaVariants[variant]; macro != "" {
+		args = append(args, "-D"+macro)
 	}
 	run(t, dir, "spin", append(args, file)...)
 	run(t, dir, "gcc", append(append([]string{"-O0", "-DSAFETY"}, gccFlags...), "-o", "pan", "pan.c")...)
