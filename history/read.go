@@ -38,6 +38,8 @@ func noEvents(file string, line int, what string) *Error {
 // Unwrap returns ErrNoEvents for a history with no events, nil otherwise.
 func (e *Error) Unwrap() error { return e.err }
 
+// Error gives the file, the line, the field (when one is named) and the
+// message: "FILE:LINE: field "F": MSG".
 func (e *Error) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)

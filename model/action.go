@@ -38,6 +38,8 @@ const (
 var kindNames = [numKinds]string{"tick", "acquire", "retry", "renew", "release", "write", "forge",
 	"read", "timeout", "deliver", "drop", "duplicate", "pause", "resume", "crash", "restart", "clock", "sink-crash"}
 
+// String gives the kind's name in an action's text form ("tick",
+// "deliver", ...).
 func (k Kind) String() string {
 	if k < numKinds {
 		return kindNames[k]
