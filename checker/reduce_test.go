@@ -208,7 +208,7 @@ var reduceSeed = flag.Uint64("reduce.seed", 1, "TestReductionsSoundRandom: the b
 // grants and messages in flight, each fault kind, clock skew, a sink
 // restart, a second replica, a delay bound and a pause bound each with some
 // chance. Both searches run to the end (no depth bound; a bound whose full
-// search stores more than 40,000 states is drawn again), with every
+// search stores more than 20,000 states is drawn again), with every
 // reduction, and again with one reduction alone, drawn too: the same
 // invariants violated and the same shortest counterexample length for
 // each, and every reduced counterexample replays on the machine.
@@ -238,7 +238,7 @@ func TestReductionsSoundRandom(t *testing.T) {
 				redrawn++
 				continue // a bound the design cannot be built at
 			}
-			opt := BFSOptions{Exhaustive: true, MaxStates: 40000, Symmetry: model.SymWorkers | model.SymResources}
+			opt := BFSOptions{Exhaustive: true, MaxStates: 20000, Symmetry: model.SymWorkers | model.SymResources}
 			want := BFS(context.Background(), m, opt)
 			if !want.Complete {
 				redrawn++
