@@ -98,6 +98,16 @@
 #define RepFenced    6
 #define RepConflict  7
 
+/* CHECK(e, id) asserts e, the invariant id (an ID of spec.Invariants), and
+ * when e is false first prints "violated: id": pan prints a Promela printf
+ * during the search when compiled with -DPRINTF, and then, with -c0, names
+ * every asserted invariant violated anywhere in the state space (pan's own
+ * messages name an assertion by its expression). Every CHECK is inside a
+ * d_step, where the if and the printfs add no state and no transition. */
+#define CHECK(e, id) \
+	if :: !(e) -> printf("violated: "); printf(#id); printf("\n") :: else fi; \
+	assert(e)
+
 /* Signed tick counts (model's int8 Left, Early, Late, the grace timer,
  * clamped at -1) are stored plus one, so that they fit a byte: 0 means -1
  * (past the deadline), 1 means 0 (at it). */
@@ -292,12 +302,12 @@ inline newgrant() {
 	i_ = 0;
 	do
 	:: i_ < ghost[r_].grants ->
-		assert(ghost[r_].g[i_].released || ghost[r_].g[i_].early1 <= 1); /* exclusive-lease */
-		assert(ghost[r_].g[i_].token < tok_);                            /* token-monotonic */
+		CHECK(ghost[r_].g[i_].released || ghost[r_].g[i_].early1 <= 1, exclusive-lease);
+		CHECK(ghost[r_].g[i_].token < tok_, token-monotonic);
 		i_++
 	:: else -> break
 	od;
-	assert((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0);          /* acquire-idempotent */
+	CHECK((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0, acquire-idempotent);
 	ghost[r_].grants++; gi_ = ghost[r_].grants;
 	ghost[r_].g[gi_ - 1].worker = w_ + 1;
 	ghost[r_].g[gi_ - 1].inc = inc_;
@@ -394,9 +404,9 @@ inline renew() {
 		:: lease[r_].left1 <= 1 -> REPLY(RenewRep, 0, 0, RepExpired, 0, 0)
 		:: else ->
 			gi_ = lease[r_].grant - 1;
-			assert(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
-			         ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
-			         gi_ + 1 < ghost[r_].grants));                              /* renew-validity */
+			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
+			        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
+			        gi_ + 1 < ghost[r_].grants), renew-validity);
 			lease[r_].left1 = TTL + 1;
 			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
@@ -433,7 +443,7 @@ inline commit() {
 	fi;
 	if
 	:: code_ != RepConflict ->
-		assert(!(cur.grant < ghost[r_].observed))                              /* fencing */
+		CHECK(!(cur.grant < ghost[r_].observed), fencing)
 	:: else
 	fi;
 	REPLY(WriteRep, 0, 0, code_, 0, 0)
@@ -451,10 +461,10 @@ inline write() {
 	r_ = cur.res;
 	if
 	:: FENCED(cur.token, r_) ->
-		/* resource-independence; Ghost.Advanced equals the fence here (only
-		 * the resource's own advances move it) */
-		assert(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
-		         fence[r_] <= cur.token));
+		/* Ghost.Advanced equals the fence here (only the resource's own
+		 * advances move it) */
+		CHECK(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
+		        fence[r_] <= cur.token), resource-independence);
 		REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
 	:: else ->
 #ifdef CHECK_THEN_WRITE
@@ -495,7 +505,7 @@ inline receive() {
 			:: cur.kind == AcquireRep ->
 				wk[w_].token = cur.token; wk[w_].grant = cur.grant; wk[w_].res = cur.res;
 				if :: cur.grant > ghost[cur.res].observed -> ghost[cur.res].observed = cur.grant :: else fi;
-				assert(fence[cur.res] >= cur.token)                           /* fence-before-grant */
+				CHECK(fence[cur.res] >= cur.token, fence-before-grant)
 			:: cur.kind == ReleaseRep -> wk[w_].token = 0; wk[w_].grant = 0
 			:: else
 			fi

@@ -57,6 +57,11 @@
 
 #define AGECAP (TTL + 2)
 #define FORGED (GRANTS * R + 1)
+/* CHECK(e, id): assert e, the invariant id, printing "violated: id" first
+ * when e is false, as in fencing.pml. Every CHECK is inside a d_step. */
+#define CHECK(e, id) \
+	if :: !(e) -> printf("violated: "); printf(#id); printf("\n") :: else fi; \
+	assert(e)
 /* reply lanes per worker: capacity-1 channels, so that replies arrive in any
  * order (a Promela channel is FIFO) */
 #define NL INFLIGHT
@@ -218,7 +223,7 @@ inline acq_reply(m) {
 		:: m.code == RepOK ->
 			token = m.token; grant = m.grant; res = m.r;
 			if :: m.grant > ghost[m.r].observed -> ghost[m.r].observed = m.grant :: else fi;
-			assert(fence[m.r] >= m.token)                                   /* fence-before-grant */
+			CHECK(fence[m.r] >= m.token, fence-before-grant)
 		:: else                                                             /* held */
 		fi
 	fi;
@@ -435,10 +440,10 @@ inline sendout() {
  * r_: spec.Judge's fact Granted over the ghost before it */
 inline newgrant() {
 	for (k_ : 1 .. ghost[r_].grants) {
-		assert(ghost[r_].g[k_ - 1].released || ghost[r_].g[k_ - 1].early1 <= 1); /* exclusive-lease */
-		assert(ghost[r_].g[k_ - 1].token < tok_)                               /* token-monotonic */
+		CHECK(ghost[r_].g[k_ - 1].released || ghost[r_].g[k_ - 1].early1 <= 1, exclusive-lease);
+		CHECK(ghost[r_].g[k_ - 1].token < tok_, token-monotonic)
 	}
-	assert((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0);                  /* acquire-idempotent */
+	CHECK((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0, acquire-idempotent);
 	ghost[r_].grants++; gi_ = ghost[r_].grants;
 	ghost[r_].g[gi_ - 1].worker = w_ + 1; ghost[r_].g[gi_ - 1].inc = inc_;
 	ghost[r_].g[gi_ - 1].token = tok_;
@@ -497,9 +502,9 @@ inline coord_deliver() {
 			:: lease[r_].left1 <= 1 -> CREPLY(RenewRep, 0, 0, RepExpired)
 			:: else ->
 				gi_ = lease[r_].grant - 1;
-				assert(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
-				         ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
-				         gi_ + 1 < ghost[r_].grants));                   /* renew-validity */
+				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
+				        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
+				        gi_ + 1 < ghost[r_].grants), renew-validity);
 				lease[r_].left1 = TTL + 1;
 				code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 				if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
@@ -613,7 +618,7 @@ inline store() {
 	:: else -> code_ = RepConflict
 	fi;
 	if
-	:: code_ != RepConflict -> assert(!(scur.grant < ghost[r_].observed))          /* fencing */
+	:: code_ != RepConflict -> CHECK(!(scur.grant < ghost[r_].observed), fencing)
 	:: else
 	fi;
 	SREPLY(WriteRep, code_, 0, 0)
@@ -623,9 +628,9 @@ inline sink_deliver() {
 	r_ = scur.r;
 	if
 	:: scur.kind == WriteReq && FENCED(scur.token, r_) ->
-		/* resource-independence (the ghost's Advanced is the fence here) */
-		assert(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
-		         fence[r_] <= scur.token));
+		/* the ghost's Advanced is the fence here */
+		CHECK(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
+		        fence[r_] <= scur.token), resource-independence);
 		SREPLY(WriteRep, RepFenced, 0, 0)
 	:: scur.kind == WriteReq && !FENCED(scur.token, r_) ->
 #ifdef CHECK_THEN_WRITE
