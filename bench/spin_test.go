@@ -39,15 +39,19 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the four variants the Promela models have), Spin must find an assertion
-// violated in fencing.pml exactly when the BFS finds an asserted invariant
-// violated, and in fencing_procs.pml too on the bound with every fault and
-// on each variant's; and, on all bounds but one (too large for a test), Spin's
-// exploration of fencing.pml must store the same number of distinct states
-// as the BFS's of the whole space and take the same transitions (one more:
-// Spin's initial step). A model change that adds or merges a state, in
-// either model, shows here. Spin and gcc are needed (test.sh installs them);
-// without them the test is skipped, or fails when CI=true.
+// the four variants the Promela models have), Spin explores the whole space
+// of fencing.pml past every assertion violated (pan -c0), and the BFS the
+// whole space too (BFSOptions.Exhaustive): the invariants Spin finds
+// violated (the models' CHECK names each) must be the asserted invariants
+// the BFS finds violated, and Spin must store the same number of distinct
+// states and take the same transitions (one more: Spin's initial step).
+// The same set is asked of fencing_procs.pml on the bound with every fault
+// and on each variant's; on the largest of these its whole space (5M
+// states) is too large for a test, and its search stops at the first
+// assertion violated: there it must only find one exactly when the BFS
+// does. A model change that adds or merges a state, or breaks or mends an
+// invariant, in either model, shows here. Spin and gcc are needed (test.sh
+// installs them); without them the test is skipped, or fails when CI=true.
 func TestSpinAgrees(t *testing.T) {
 	for _, tool := range []string{"spin", "gcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -58,24 +62,30 @@ func TestSpinAgrees(t *testing.T) {
 			t.Skip(msg)
 		}
 	}
+	// how fencing_procs.pml is searched on a bound
+	const (
+		procsNone  = iota // not at all
+		procsFirst        // to the first assertion violated: the verdict only
+		procsWhole        // the whole space: the verdict and the invariants violated
+	)
 	none := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 1, Grants: 2, InFlight: 1}
 	every := none
 	every.Drops, every.Dups, every.Crashes, every.Restarts, every.Forgeries = 1, 1, 1, 1, 1
 	with := func(c model.Config, f func(*model.Config)) model.Config { f(&c); return c }
 	bounds := []struct {
-		variant      string
-		c            model.Config
-		count, procs bool // compare the counts too (else the verdicts only); and fencing_procs.pml's verdict
+		variant string
+		c       model.Config
+		procs   int
 	}{
-		{"reference", every, true, true},
-		{"reference", with(none, func(c *model.Config) { c.Resources, c.Ops, c.Grants = 2, 2, 1 }), true, false},
-		{"reference", with(none, func(c *model.Config) { c.Workers = 3 }), true, false},
-		{"reference", with(none, func(c *model.Config) { c.TTL, c.Ops = 3, 2 }), true, false},
-		{"check-then-write", with(none, func(c *model.Config) { c.Ops = 2 }), true, true},
-		{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), false, true},
-		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), true, true},
-		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops = 2 }), true, true},
-		{"no-acquire-dedup", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), true, true},
+		{"reference", every, procsWhole},
+		{"reference", with(none, func(c *model.Config) { c.Resources, c.Ops, c.Grants = 2, 2, 1 }), procsNone},
+		{"reference", with(none, func(c *model.Config) { c.Workers = 3 }), procsNone},
+		{"reference", with(none, func(c *model.Config) { c.TTL, c.Ops = 3, 2 }), procsNone},
+		{"check-then-write", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsFirst},
+		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
+		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"no-acquire-dedup", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -90,40 +100,33 @@ func TestSpinAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := checker.BFSOptions{Exhaustive: true}
-			if !b.count {
-				opt = checker.BFSOptions{Stop: asserted}
-			}
-			res := checker.BFS(context.Background(), m, opt)
-			if b.count && res.Stopped != checker.StopComplete {
+			res := checker.BFS(context.Background(), m, checker.BFSOptions{Exhaustive: true})
+			if res.Stopped != checker.StopComplete {
 				t.Fatalf("the BFS stopped: %s", res.Stopped)
 			}
-			want := res.Violated&asserted != 0
-			pan := buildPan(t, "fencing.pml", b.variant, b.c, "-DNOREDUCE")
-			verdict := runPan(t, pan) // stops at the first assertion violated
-			verdicts := []panVerdict{{"fencing.pml", verdict.errors}}
-			if b.procs {
-				verdicts = append(verdicts, panVerdict{"fencing_procs.pml", runPan(t, buildPan(t, "fencing_procs.pml", b.variant, b.c)).errors})
+			want := res.Violated & asserted
+			t.Logf("BFS: %d states, %d transitions; violated %v", res.States, res.Transitions, res.ViolatedIDs)
+			runs := []panRun{runPan(t, "fencing.pml", buildPan(t, "fencing.pml", b.variant, b.c, "-DNOREDUCE"), true)}
+			if b.procs != procsNone {
+				const file = "fencing_procs.pml"
+				runs = append(runs, runPan(t, file, buildPan(t, file, b.variant, b.c), b.procs == procsWhole))
 			}
-			for _, p := range verdicts {
-				if found := p.errors > 0; found != want {
+			for _, p := range runs {
+				t.Logf("Spin on %s: %d states, %d transitions; %d assertions violated, of %v",
+					p.file, p.states, p.transitions, p.errors, p.violated.IDs())
+				if found := p.errors > 0; found != (want != 0) {
 					t.Errorf("Spin on %s finds an assertion violated: %v; the BFS finds %v (asserted: %v)",
-						p.file, found, res.ViolatedIDs, want)
+						p.file, found, res.ViolatedIDs, want != 0)
+				}
+				if p.whole && p.violated != want {
+					t.Errorf("Spin on %s finds violated %v; the BFS finds %v of the asserted invariants (all it finds: %v)",
+						p.file, p.violated.IDs(), want.IDs(), res.ViolatedIDs)
 				}
 			}
-			t.Logf("violated: BFS %v; Spin's errors %v", res.ViolatedIDs, verdicts)
-			if !b.count {
-				return
-			}
-			all := verdict
-			if verdict.errors > 0 {
-				all = runPan(t, pan, "-A") // every state, assertions ignored
-			}
-			if all.states != res.States || all.transitions != res.Transitions+1 {
-				t.Errorf("Spin: %d states, %d transitions; BFS: %d states, %d transitions (+1: %d)",
+			if all := runs[0]; all.states != res.States || all.transitions != res.Transitions+1 {
+				t.Errorf("Spin on fencing.pml: %d states, %d transitions; BFS: %d states, %d transitions (+1: %d)",
 					all.states, all.transitions, res.States, res.Transitions, res.Transitions+1)
 			}
-			t.Logf("%d states, %d transitions", res.States, res.Transitions)
 		})
 	}
 }
@@ -134,9 +137,10 @@ var promelaVariants = map[string]string{"reference": "", "check-then-write": "CH
 	"grant-before-fence": "GRANT_BEFORE_FENCE", "ttl-only-lock": "TTL_ONLY_LOCK", "no-acquire-dedup": "NO_ACQUIRE_DEDUP"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
-// config into a temporary directory and compiles it with the gcc flags
-// given (-O0: these bounds are small, and gcc -O2 takes longer than the
-// searches), returning its path.
+// config into a temporary directory and compiles it with -DPRINTF (it
+// prints the models' "violated: id" lines) and the gcc flags given (-O0:
+// these bounds are small, and gcc -O2 takes longer than the searches),
+// returning its path.
 func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -164,42 +168,64 @@ func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...st
 		args = append(args, "-D"+macro)
 	}
 	run(t, dir, "spin", append(args, file)...)
-	run(t, dir, "gcc", append(append([]string{"-O0", "-DSAFETY"}, gccFlags...), "-o", "pan", "pan.c")...)
+	run(t, dir, "gcc", append(append([]string{"-O0", "-DSAFETY", "-DPRINTF"}, gccFlags...), "-o", "pan", "pan.c")...)
 	return filepath.Join(dir, "pan")
 }
 
-// panVerdict is the errors Spin's verifier of one Promela file found.
-type panVerdict struct {
-	file   string
-	errors uint64
+// panRun is what a run of Spin's verifier of one Promela file, through its
+// whole space or to the first assertion violated, counted, and the
+// invariants it found violated: those of its "violated: id" lines.
+type panRun struct {
+	file                        string
+	whole                       bool
+	states, transitions, errors uint64
+	violated                    spec.Set
 }
-
-// panResult is what a run of Spin's verifier counted.
-type panResult struct{ states, transitions, errors uint64 }
 
 var (
 	panStates      = regexp.MustCompile(`(?m)^\s*(\d+) states, stored`)
 	panTransitions = regexp.MustCompile(`(?m)^\s*(\d+) transitions \(= stored\+matched\)`)
 	panErrors      = regexp.MustCompile(`errors: (\d+)`)
+	panViolated    = regexp.MustCompile(`(?m)^violated: (.*)$`)
 )
 
-// runPan runs the verifier at pan with a 2^22-slot hash table, no depth
-// limit that these bounds reach, and no report of end states (-E: the BFS
-// has none; a state with no step is a state like any other), so that its
-// errors are assertions violated; and parses its counts.
-func runPan(t *testing.T, pan string, args ...string) panResult {
+// runPan runs pan, the verifier of the Promela file, with a 2^22-slot
+// hash table, no depth limit that these bounds reach, and no report of end
+// states (-E: the BFS has none; a state with no step is a state like any
+// other), so that its errors are assertions violated; if whole, past every
+// error (-c0: it then explores, and counts, the whole space), else to the
+// first. It parses its counts and its "violated: id" lines, one before
+// each assertion violated (the models' CHECK), and fails the test if one
+// names no invariant of spec.Invariants or if there are not as many as
+// errors (an assert without CHECK).
+func runPan(t *testing.T, file, pan string, whole bool) panRun {
 	t.Helper()
-	out := run(t, filepath.Dir(pan), pan, append([]string{"-m200000", "-w22", "-E"}, args...)...)
-	var r panResult
+	args := []string{"-m200000", "-w22", "-E"}
+	if whole {
+		args = append(args, "-c0")
+	}
+	out := run(t, filepath.Dir(pan), pan, args...)
+	r := panRun{file: file, whole: whole}
 	for _, f := range []struct {
 		re *regexp.Regexp
 		n  *uint64
 	}{{panStates, &r.states}, {panTransitions, &r.transitions}, {panErrors, &r.errors}} {
 		m := f.re.FindStringSubmatch(out)
 		if m == nil {
-			t.Fatalf("%s: no %q in its output:\n%s", pan, f.re, out)
+			t.Fatalf("pan of %s: no %q in its output:\n%s", file, f.re, out)
 		}
 		*f.n, _ = strconv.ParseUint(m[1], 10, 64)
+	}
+	lines := panViolated.FindAllStringSubmatch(out, -1)
+	for _, m := range lines {
+		id := spec.SetOf(m[1])
+		if id == 0 {
+			t.Fatalf("pan of %s printed %q: no invariant of spec.Invariants", file, m[0])
+		}
+		r.violated |= id
+	}
+	if uint64(len(lines)) != r.errors {
+		t.Fatalf("pan of %s: %d errors but %d \"violated:\" lines: an assert without CHECK?", file, r.errors, len(lines))
 	}
 	return r
 }
