@@ -30,17 +30,19 @@ var (
 )
 
 type simWorker struct {
-	name    string
-	inc     int
-	token   int64 // the token it believes it holds, 0 none
-	reqs    int
-	retry   string // request id of an info acquire to retry
-	retryTT int64
-	op      *simOp
+	name     string
+	inc      int
+	token    []int64 // the token it believes it holds, by resource, 0 none
+	reqs     int
+	retry    string // request id of an info acquire to retry
+	retryTT  int64
+	retryRes int // and its resource
+	op       *simOp
 }
 
 type simOp struct {
 	w         int // worker index, -1 coordinator
+	r         int // resource index
 	f         string
 	v         history.Value
 	effected  bool
@@ -61,39 +63,60 @@ const (
 	bugWrittenAlways
 	bugVolatileCounter
 	bugTakeoverNoAdvance
-	bugForeignFence // the sink's fence moves without an advance (one fence for many resources)
+	bugForeignFence // the sink's fence moves without an advance: one fence for every resource, also moved by others
 	nBugs           = iota
 )
 
-type sim struct {
-	rng      *rand.Rand
-	h        *history.History
-	now      int64
-	bugs     int
-	applies  bool
-	fences   bool
-	tasks    bool
-	big      bool
+// simRes is one resource of the simulated system: its lease at the
+// coordinator and its part of the sink.
+type simRes struct {
+	name     string
 	holder   string
 	token    int64
 	deadline int64
-	leaseTTL int64
-	dedup    map[string][2]int64
-	counter  int64
 	fence    int64
 	results  map[string]string
-	ws       []simWorker
-	pending  []*simOp
-	ops      int
 }
 
-func (s *sim) emit(process string, typ history.Type, f string, v history.Value) {
-	res := "job"
-	if history.IsFault(f) {
-		res = ""
-	}
-	s.h.Events = append(s.h.Events, history.Event{Time: s.now, Process: process, Type: typ, F: f, Resource: res,
+type sim struct {
+	rng     *rand.Rand
+	h       *history.History
+	now     int64
+	bugs    int
+	applies bool
+	fences  bool
+	tasks   bool
+	big     bool
+	dedup   map[string][2]int64 // the coordinator's request id → grant (token, ttl), every resource's
+	counter int64               // the coordinator's one token counter, for every resource
+	res     []simRes
+	ws      []simWorker
+	pending []*simOp
+	ops     int
+}
+
+// emit records an event on the resource named (none for a fault).
+func (s *sim) emit(process, resource string, typ history.Type, f string, v history.Value) {
+	s.h.Events = append(s.h.Events, history.Event{Time: s.now, Process: process, Type: typ, F: f, Resource: resource,
 		Value: v, Index: int64(len(s.h.Events))})
+}
+
+// pick draws a resource; with one, it draws nothing, so that one resource's
+// histories stay those of the one-resource simulator of old, seed for seed.
+func (s *sim) pick() int {
+	if len(s.res) == 1 {
+		return 0
+	}
+	return s.rng.IntN(len(s.res))
+}
+
+// fence is the sink's fence for resource r: with bugForeignFence, one fence
+// for every resource.
+func (s *sim) fence(r int) *int64 {
+	if s.bugs&bugForeignFence != 0 {
+		return &s.res[0].fence
+	}
+	return &s.res[r].fence
 }
 
 func (s *sim) nextToken() int64 {
@@ -108,27 +131,29 @@ func (s *sim) nextToken() int64 {
 	return s.counter
 }
 
-func (s *sim) advance(v int64) {
-	s.emit(history.Coordinator, history.Invoke, history.Advance, history.Value{})
+func (s *sim) advance(r int, v int64) {
+	name, fence := s.res[r].name, s.fence(r)
+	s.emit(history.Coordinator, name, history.Invoke, history.Advance, history.Value{})
 	s.ops++
-	if v <= s.fence && s.bugs&bugVolatileCounter == 0 { // a raise that finds the fence at or above v: a no-op
-		s.emit(history.Coordinator, history.Fail, history.Advance, history.Value{Error: history.Fenced})
+	if v <= *fence && s.bugs&bugVolatileCounter == 0 { // a raise that finds the fence at or above v: a no-op
+		s.emit(history.Coordinator, name, history.Fail, history.Advance, history.Value{Error: history.Fenced})
 		return
 	}
-	s.fence = v
-	s.emit(history.Coordinator, history.OK, history.Advance, history.Value{Token: v})
+	*fence = v
+	s.emit(history.Coordinator, name, history.OK, history.Advance, history.Value{Token: v})
 }
 
 // effect applies op o to the simulated system and records its result.
 func (s *sim) effect(o *simOp) {
 	o.effected = true
 	w := &s.ws[o.w]
+	r := &s.res[o.r]
 	who := w.name + "/" + o.v.Incarnation
-	valid := s.holder != "" && s.now < s.deadline
+	valid := r.holder != "" && s.now < r.deadline
 	switch o.f {
 	case history.Acquire:
-		if r, ok := s.dedup[o.v.RequestID]; ok && s.bugs&bugNoDedup == 0 {
-			o.res = history.Value{Token: r[0], TTL: r[1]}
+		if g, ok := s.dedup[o.v.RequestID]; ok && s.bugs&bugNoDedup == 0 {
+			o.res = history.Value{Token: g[0], TTL: g[1]}
 			return
 		}
 		if valid && s.bugs&bugNoExclusion == 0 {
@@ -137,30 +162,30 @@ func (s *sim) effect(o *simOp) {
 		}
 		t := s.nextToken()
 		if s.bugs&(bugGrantBeforeAdvance|bugTakeoverNoAdvance) == 0 {
-			s.advance(t)
+			s.advance(o.r, t)
 		} else if s.bugs&bugGrantBeforeAdvance != 0 {
-			s.pending = append(s.pending, &simOp{w: -1, f: history.Advance, res: history.Value{Token: t}})
+			s.pending = append(s.pending, &simOp{w: -1, r: o.r, f: history.Advance, res: history.Value{Token: t}})
 		}
-		s.holder, s.token, s.deadline, s.leaseTTL = who, t, s.now+o.v.TTL, o.v.TTL
+		r.holder, r.token, r.deadline = who, t, s.now+o.v.TTL
 		s.dedup[o.v.RequestID] = [2]int64{t, o.v.TTL}
 		o.res = history.Value{Token: t, TTL: o.v.TTL}
 	case history.Renew:
 		switch {
 		case s.bugs&bugRenewNoCheck != 0:
-			s.deadline = s.now + o.v.TTL
-		case s.holder != who || s.token != o.v.Token:
+			r.deadline = s.now + o.v.TTL
+		case r.holder != who || r.token != o.v.Token:
 			o.fail, o.res = true, history.Value{Error: history.NotHolder}
 		case !valid:
 			o.fail, o.res = true, history.Value{Error: history.Expired}
 		default:
-			s.deadline = s.now + o.v.TTL
+			r.deadline = s.now + o.v.TTL
 		}
 	case history.Release:
-		if s.holder != who || s.token != o.v.Token {
+		if r.holder != who || r.token != o.v.Token {
 			o.fail, o.res = true, history.Value{Error: history.NotHolder}
 			return
 		}
-		s.holder = ""
+		r.holder = ""
 	case history.Write:
 		copies := 1
 		if o.dup {
@@ -170,16 +195,16 @@ func (s *sim) effect(o *simOp) {
 			s.sinkWrite(o)
 		}
 	case history.Read:
-		p, ok := s.results[o.v.ResultID]
+		p, ok := r.results[o.v.ResultID]
 		o.res = history.Value{Payload: p, HasPayload: ok}
 	}
 }
 
 func (s *sim) sinkWrite(o *simOp) {
-	w := s.ws[o.w]
-	pass := o.v.Token == s.fence || s.bugs&bugNoFence != 0 || s.bugs&bugAcceptHigher != 0 && o.v.Token > s.fence
+	w, r, fence := s.ws[o.w], &s.res[o.r], *s.fence(o.r)
+	pass := o.v.Token == fence || s.bugs&bugNoFence != 0 || s.bugs&bugAcceptHigher != 0 && o.v.Token > fence
 	o.fail, o.res = false, history.Value{}
-	switch old, present := s.results[o.v.ResultID]; {
+	switch old, present := r.results[o.v.ResultID]; {
 	case !pass:
 		o.fail, o.res = true, history.Value{Error: history.Fenced}
 	case present && old != o.v.Payload:
@@ -190,42 +215,41 @@ func (s *sim) sinkWrite(o *simOp) {
 			o.res.Outcome = history.Written
 		}
 	default:
-		s.results[o.v.ResultID] = o.v.Payload
+		r.results[o.v.ResultID] = o.v.Payload
 		o.res.Outcome = history.Written
 	}
 	if s.fences && s.rng.IntN(2) == 0 {
-		o.res.Fence, o.res.HasFence = s.fence, true
+		o.res.Fence, o.res.HasFence = fence, true
 	}
 	if s.applies && s.rng.IntN(2) == 0 {
 		a := history.Value{Writer: w.name, Token: o.v.Token, ResultID: o.v.ResultID, Payload: o.v.Payload,
 			HasPayload: true, Task: o.v.Task, Outcome: o.res.Outcome, Error: o.res.Error}
 		if s.fences {
-			a.Fence, a.HasFence = s.fence, true
+			a.Fence, a.HasFence = fence, true
 		}
-		s.h.Events = append(s.h.Events, history.Event{Time: s.now, Process: history.Sink, Type: history.Info,
-			F: history.Apply, Resource: "job", Value: a, Index: int64(len(s.h.Events))})
+		s.emit(history.Sink, r.name, history.Info, history.Apply, a)
 	}
 }
 
 func (s *sim) invoke(wi int) {
 	w := &s.ws[wi]
 	inc := fmt.Sprint(w.inc)
-	o := &simOp{w: wi}
+	o := &simOp{w: wi, r: s.pick()}
 	rng := s.rng
 	ttl := int64(2 + rng.IntN(6))
 	switch {
 	case w.retry != "" && rng.IntN(3) > 0:
-		o.f = history.Acquire
+		o.f, o.r = history.Acquire, w.retryRes
 		if rng.IntN(3) == 0 {
 			w.retryTT = ttl
 		}
 		o.v = history.Value{Owner: w.name, Incarnation: inc, RequestID: w.retry, TTL: w.retryTT}
-	case w.token == 0 || rng.IntN(8) == 0:
+	case w.token[o.r] == 0 || rng.IntN(8) == 0:
 		w.reqs++
 		o.f = history.Acquire
 		o.v = history.Value{Owner: w.name, Incarnation: inc, RequestID: fmt.Sprintf("%s.%d", w.name, w.reqs), TTL: ttl}
 	default:
-		tok := w.token
+		tok := w.token[o.r]
 		switch rng.IntN(10) {
 		case 0:
 			tok = max(1, tok-1)
@@ -262,12 +286,13 @@ func (s *sim) invoke(wi int) {
 	}
 	w.op = o
 	s.ops++
-	s.emit(w.name, history.Invoke, o.f, o.v)
+	s.emit(w.name, s.res[o.r].name, history.Invoke, o.f, o.v)
 	s.pending = append(s.pending, o)
 }
 
 func (s *sim) complete(o *simOp) {
 	w := &s.ws[o.w]
+	name := s.res[o.r].name
 	rng := s.rng
 	o.completed = true
 	w.op = nil
@@ -275,34 +300,34 @@ func (s *sim) complete(o *simOp) {
 		s.effect(o)
 	}
 	if !o.effected || rng.IntN(7) == 0 { // a lost request or a lost reply
-		s.emit(w.name, history.Info, o.f, history.Value{})
+		s.emit(w.name, name, history.Info, o.f, history.Value{})
 		if o.f == history.Acquire {
-			w.retry, w.retryTT = o.v.RequestID, o.v.TTL
+			w.retry, w.retryTT, w.retryRes = o.v.RequestID, o.v.TTL, o.r
 		}
 		return
 	}
 	s.removePending(o)
 	v := o.res
 	if o.fail {
-		s.emit(w.name, history.Fail, o.f, history.Value{Error: v.Error, Fence: v.Fence, HasFence: v.HasFence})
+		s.emit(w.name, name, history.Fail, o.f, history.Value{Error: v.Error, Fence: v.Fence, HasFence: v.HasFence})
 		if o.f != history.Write || v.Error == history.Fenced {
-			w.token = 0
+			w.token[o.r] = 0
 		}
 		return
 	}
 	switch o.f {
 	case history.Acquire:
-		w.token = v.Token
+		w.token[o.r] = v.Token
 		if rng.IntN(2) == 0 {
 			v = history.Value{Token: v.Token}
 		}
 	case history.Release:
-		w.token = 0
+		w.token[o.r] = 0
 		v = history.Value{}
 	case history.Renew:
 		v = history.Value{}
 	}
-	s.emit(w.name, history.OK, o.f, v)
+	s.emit(w.name, name, history.OK, o.f, v)
 }
 
 func (s *sim) removePending(o *simOp) {
@@ -322,8 +347,26 @@ func (s *sim) removePending(o *simOp) {
 // and reported fences, partial histories (with a past: a fence, a lease and
 // a result from before the first event), and injected bugs.
 func simHistory(rng *rand.Rand, maxOps int) *history.History {
+	return simOn(rng, maxOps, "job")
+}
+
+// simHistory2 is simHistory on two resources with twice the operations (so
+// that each resource has about as many as simHistory's one) and one token
+// counter: each operation's resource is drawn at its invocation (a retry
+// keeps its request's), so a worker holds a lease on either or both, and
+// with bugForeignFence the sink has one fence that each resource's advances
+// move.
+func simHistory2(rng *rand.Rand, maxOps int) *history.History {
+	return simOn(rng, 2*maxOps, "job", "job2")
+}
+
+// simOn is simHistory on the resources named.
+func simOn(rng *rand.Rand, maxOps int, resources ...string) *history.History {
 	s := &sim{rng: rng, h: &history.History{HasHeader: true, Header: history.Header{Format: history.Format, Version: history.Version}},
-		dedup: map[string][2]int64{}, results: map[string]string{}}
+		dedup: map[string][2]int64{}}
+	for _, name := range resources {
+		s.res = append(s.res, simRes{name: name, results: map[string]string{}})
+	}
 	if rng.IntN(3) > 0 {
 		s.bugs = 1 << rng.IntN(nBugs)
 		if rng.IntN(4) == 0 {
@@ -332,18 +375,22 @@ func simHistory(rng *rand.Rand, maxOps int) *history.History {
 	}
 	s.applies, s.fences, s.tasks, s.big = rng.IntN(3) == 0, rng.IntN(3) == 0, rng.IntN(4) == 0, rng.IntN(6) == 0
 	for i := range 3 {
-		s.ws = append(s.ws, simWorker{name: fmt.Sprintf("w%d", i+1), inc: 1})
+		s.ws = append(s.ws, simWorker{name: fmt.Sprintf("w%d", i+1), inc: 1, token: make([]int64, len(resources))})
 	}
 	if rng.IntN(5) == 0 {
 		s.h.Header.Partial = true
-		s.counter, s.fence = 3, 3
-		s.results["r"] = "old"
+		s.counter = 3
+		for i := range s.res {
+			s.res[i].fence = 3
+			s.res[i].results["r"] = "old"
+		}
 		if rng.IntN(2) == 0 {
-			s.holder, s.token, s.deadline, s.leaseTTL = "w3/1", 3, int64(rng.IntN(6)), 5
-			s.ws[2].token = 3
+			r := &s.res[0]
+			r.holder, r.token, r.deadline = "w3/1", 3, int64(rng.IntN(6))
+			s.ws[2].token[0] = 3
 		}
 	}
-	for steps := 0; steps < 60 && s.ops < maxOps; steps++ {
+	for steps := 0; steps < 60*len(resources) && s.ops < maxOps; steps++ {
 		s.now += int64(rng.IntN(2))
 		switch p := rng.IntN(100); {
 		case p < 30:
@@ -367,7 +414,7 @@ func simHistory(rng *rand.Rand, maxOps int) *history.History {
 				o := ready[rng.IntN(len(ready))]
 				if o.w < 0 {
 					s.removePending(o)
-					s.advance(o.res.Token)
+					s.advance(o.r, o.res.Token)
 				} else {
 					s.effect(o)
 					if o.completed {
@@ -389,15 +436,15 @@ func simHistory(rng *rand.Rand, maxOps int) *history.History {
 			s.now += int64(1 + rng.IntN(4))
 		case p < 95:
 			if s.bugs&bugForeignFence != 0 {
-				s.fence += 1 + rng.Int64N(2)
+				*s.fence(0) += 1 + rng.Int64N(2)
 			}
 		default:
 			w := s.ws[rng.IntN(3)]
 			if w.op != nil && w.op.f == history.Write && !w.op.effected && rng.IntN(2) == 0 {
 				w.op.dup = true
-				s.emit(history.Nemesis, history.Info, history.Duplicate, history.Value{Target: w.name})
+				s.emit(history.Nemesis, "", history.Info, history.Duplicate, history.Value{Target: w.name})
 			} else {
-				s.emit(w.name, history.Info, history.Pause, history.Value{})
+				s.emit(w.name, "", history.Info, history.Pause, history.Value{})
 			}
 		}
 	}
@@ -551,7 +598,8 @@ func TestDifferential(t *testing.T) {
 	gens := []struct {
 		name string
 		gen  func(*rand.Rand, int) *history.History
-	}{{"simulator", simHistory}, {"random", randomHistory}, {"random, two resources", randomHistory2}}
+	}{{"simulator", simHistory}, {"random", randomHistory}, {"simulator, two resources", simHistory2},
+		{"random, two resources", randomHistory2}}
 	start := time.Now()
 	for _, g := range gens {
 		st := diffStats{reported: map[string]int{}, certain: map[string]int{}, falseAlarm: map[string]int{},
