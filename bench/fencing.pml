@@ -22,6 +22,10 @@
  *   -DTTL_ONLY_LOCK       the sink checks no token (designs.TTLOnlyLock)
  *   -DNO_ACQUIRE_DEDUP    the coordinator answers no request from its record:
  *                         every acquire asks anew (designs.NoAcquireDedup)
+ *   -DRENEW_TOKEN_ONLY    renew checks the worker and token, not the
+ *                         incarnation (designs.RenewTokenOnly)
+ *   -DRENEW_AT_DEADLINE   a renew exactly at the deadline is accepted
+ *                         (designs.RenewAtDeadline)
  */
 
 #ifndef W
@@ -286,6 +290,18 @@ inline tick() {
 #define ANSWERED(m) (DED(m).req != 0 && (DED(m).inc == m.inc && m.req <= DED(m).req || m.inc < DED(m).inc))
 #endif
 #define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1) /* RefValid */
+/* model.Design.Renew: whose renew the lease answers NotHolder, and when
+ * Expired (RefOwns, RefValid; the variants' own) */
+#ifdef RENEW_TOKEN_ONLY
+#define RENEWFOREIGN(r) (lease[r].holder != cur.worker + 1 || lease[r].token != cur.token)
+#else
+#define RENEWFOREIGN(r) (lease[r].holder != cur.worker + 1 || lease[r].inc != cur.inc || lease[r].token != cur.token)
+#endif
+#ifdef RENEW_AT_DEADLINE
+#define RENEWEXPIRED(r) (lease[r].left1 < 1)
+#else
+#define RENEWEXPIRED(r) (lease[r].left1 <= 1)
+#endif
 #define HOLD (grace1 > 1)                                                 /* RefHold */
 
 /* model.Machine.deliverable */
@@ -397,11 +413,10 @@ inline advanced() {
 inline renew() {
 	r_ = cur.res;
 	if
-	:: lease[r_].holder != cur.worker + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
-		REPLY(RenewRep, 0, 0, RepNotHolder, 0, 0)
+	:: RENEWFOREIGN(r_) -> REPLY(RenewRep, 0, 0, RepNotHolder, 0, 0)
 	:: else ->
 		if
-		:: lease[r_].left1 <= 1 -> REPLY(RenewRep, 0, 0, RepExpired, 0, 0)
+		:: RENEWEXPIRED(r_) -> REPLY(RenewRep, 0, 0, RepExpired, 0, 0)
 		:: else ->
 			gi_ = lease[r_].grant - 1;
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||

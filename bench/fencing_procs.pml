@@ -14,7 +14,7 @@
  * Bounds: the macros of fencing.pml (W 2..3, R 1..2, TTL, OPS <= 8, GRANTS,
  * INFLIGHT 1..3, DROPS, DUPS, CRASHES, RESTARTS, FORGERIES).
  * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE, -DTTL_ONLY_LOCK,
- * -DNO_ACQUIRE_DEDUP (as in fencing.pml).
+ * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE (as in fencing.pml).
  */
 
 #ifndef W
@@ -434,6 +434,17 @@ inline sendout() {
 #define ANSWERED(m) (dedup[DEDK(m)].req != 0 && (dedup[DEDK(m)].inc == m.inc && m.req <= dedup[DEDK(m)].req || m.inc < dedup[DEDK(m)].inc))
 #endif
 #define LEASEVALID(rr) (lease[rr].holder != 0 && lease[rr].left1 > 1)
+/* model.Design.Renew: whose renew the lease answers NotHolder, and when Expired */
+#ifdef RENEW_TOKEN_ONLY
+#define RENEWFOREIGN(r) (lease[r].holder != w_ + 1 || lease[r].token != cur.token)
+#else
+#define RENEWFOREIGN(r) (lease[r].holder != w_ + 1 || lease[r].inc != cur.inc || lease[r].token != cur.token)
+#endif
+#ifdef RENEW_AT_DEADLINE
+#define RENEWEXPIRED(r) (lease[r].left1 < 1)
+#else
+#define RENEWEXPIRED(r) (lease[r].left1 <= 1)
+#endif
 #define HOLD (grace1 > 1)
 
 /* model.stepper.grant to w_ (inc_, req_, sent age_ ticks ago) of tok_ for
@@ -495,11 +506,10 @@ inline coord_deliver() {
 		fi
 	:: cur.kind == RenewReq ->
 		if
-		:: lease[r_].holder != w_ + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
-			CREPLY(RenewRep, 0, 0, RepNotHolder)
+		:: RENEWFOREIGN(r_) -> CREPLY(RenewRep, 0, 0, RepNotHolder)
 		:: else ->
 			if
-			:: lease[r_].left1 <= 1 -> CREPLY(RenewRep, 0, 0, RepExpired)
+			:: RENEWEXPIRED(r_) -> CREPLY(RenewRep, 0, 0, RepExpired)
 			:: else ->
 				gi_ = lease[r_].grant - 1;
 				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||

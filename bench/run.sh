@@ -22,7 +22,7 @@
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
 #   --variant NAME  the buggy variant checked: check-then-write (default), grant-before-fence,
-#                   ttl-only-lock or no-acquire-dedup
+#                   ttl-only-lock, no-acquire-dedup, renew-token-only or renew-at-deadline
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
 #   --baseline REV  also build fencebench from git revision REV (git archive) and run
 #                   each fencebench run with it, right after the same run of this tree,
@@ -38,7 +38,7 @@ die() { echo "run.sh: $*" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write baseline= pairs=0
+bound=small timeout_s=600 memlim=6000 variant=1 spin_only=0 keep=0 procs=1 vname=check-then-write vneed= baseline= pairs=0
 declare -A over=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,7 +64,9 @@ check-then-write) vmacro=CHECK_THEN_WRITE ;;
 grant-before-fence) vmacro=GRANT_BEFORE_FENCE ;;
 ttl-only-lock) vmacro=TTL_ONLY_LOCK ;;
 no-acquire-dedup) vmacro=NO_ACQUIRE_DEDUP ;;
-*) die "unknown variant $vname (check-then-write, grant-before-fence, ttl-only-lock, no-acquire-dedup)" ;;
+renew-token-only) vmacro=RENEW_TOKEN_ONLY vneed=CRASHES ;; # a restarted worker renews
+renew-at-deadline) vmacro=RENEW_AT_DEADLINE ;;
+*) die "unknown variant $vname (check-then-write, grant-before-fence, ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline)" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"
@@ -356,12 +358,15 @@ fi
 # ---- the buggy variant ----
 # It runs at the bound with OPS and INFLIGHT at least 2 (a holder that also
 # writes, and room for its stale write beside the new grant) and no dups,
-# crashes, restarts or forgeries: Spin's depth-first search wanders into the
-# fault space long before it meets the stale write.
+# crashes, restarts or forgeries (but the one fault the variant needs, vneed):
+# Spin's depth-first search wanders into the fault space long before it meets
+# the stale write.
 if [ $variant = 1 ]; then
 	echo
 	for k in OPS INFLIGHT; do [ "${cfg[$k]}" -ge 2 ] || cfg[$k]=2; done
-	for k in DUPS CRASHES RESTARTS FORGERIES; do cfg[$k]=0; done
+	for k in DUPS CRASHES RESTARTS FORGERIES; do
+		if [ "$k" = "$vneed" ]; then [ "${cfg[$k]}" -ge 1 ] || cfg[$k]=1; else cfg[$k]=0; fi
+	done
 	defs=() flags=() shown=()
 	for k in "${order[@]}"; do
 		defs+=("-D$k=${cfg[$k]}")

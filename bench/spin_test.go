@@ -39,17 +39,18 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the four variants the Promela models have), Spin explores the whole space
+// the six variants the Promela models have), Spin explores the whole space
 // of fencing.pml past every assertion violated (pan -c0), and the BFS the
 // whole space too (BFSOptions.Exhaustive): the invariants Spin finds
 // violated (the models' CHECK names each) must be the asserted invariants
 // the BFS finds violated, and Spin must store the same number of distinct
 // states and take the same transitions (one more: Spin's initial step).
 // The same set is asked of fencing_procs.pml on the bound with every fault
-// and on each variant's; on the largest of these its whole space (5M
+// and on each variant's; on the two largest of these its whole space (5M
 // states) is too large for a test, and its search stops at the first
 // assertion violated: there it must only find one exactly when the BFS
-// does. A model change that adds or merges a state, or breaks or mends an
+// does. The bounds violate every asserted invariant but token-monotonic and
+// resource-independence, so that a CHECK naming the wrong one fails. A model change that adds or merges a state, or breaks or mends an
 // invariant, in either model, shows here. Spin and gcc are needed (test.sh
 // installs them); without them the test is skipped, or fails when CI=true.
 func TestSpinAgrees(t *testing.T) {
@@ -86,6 +87,8 @@ func TestSpinAgrees(t *testing.T) {
 		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
 		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"no-acquire-dedup", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
+		{"renew-token-only", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Crashes = 2, 1, 1 }), procsWhole},
+		{"renew-at-deadline", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsFirst},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -134,7 +137,8 @@ func TestSpinAgrees(t *testing.T) {
 // promelaVariants are the designs the Promela models have, by the macro that
 // selects each (none: the reference).
 var promelaVariants = map[string]string{"reference": "", "check-then-write": "CHECK_THEN_WRITE",
-	"grant-before-fence": "GRANT_BEFORE_FENCE", "ttl-only-lock": "TTL_ONLY_LOCK", "no-acquire-dedup": "NO_ACQUIRE_DEDUP"}
+	"grant-before-fence": "GRANT_BEFORE_FENCE", "ttl-only-lock": "TTL_ONLY_LOCK", "no-acquire-dedup": "NO_ACQUIRE_DEDUP",
+	"renew-token-only": "RENEW_TOKEN_ONLY", "renew-at-deadline": "RENEW_AT_DEADLINE"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with -DPRINTF (it
