@@ -26,6 +26,7 @@
  *                         incarnation (designs.RenewTokenOnly)
  *   -DRENEW_AT_DEADLINE   a renew exactly at the deadline is accepted
  *                         (designs.RenewAtDeadline)
+ *   -DGLOBAL_FENCE        one fence shared by all resources (designs.GlobalFence)
  */
 
 #ifndef W
@@ -144,8 +145,24 @@ byte grace1 = 1;          /* Coordinator.U.T + 1: RefHold's grace timer */
 byte counter[R];          /* durable token counter */
 #endif
 /* the sink */
-byte fence[R];
+byte fence[R];            /* resource r's is fence[FR(r)] */
 byte sinkseq[R];          /* Sink.AdvSeq: the last sequenced advance applied */
+#ifdef GLOBAL_FENCE
+byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fence[r]) */
+byte gadvanced[R];         /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it) */
+#define FR(r) 0
+#define ADVANCED(r) gadvanced[r]
+#define ADVFENCE(r) advfence[r]
+/* an advance for r moved the shared fence (sequenced: answered with it) */
+#define NOTEADV(r) if :: fence[0] > gadvanced[r] -> gadvanced[r] = fence[0] :: else fi
+#define NOTESEQ(r) advfence[r] = fence[0]; NOTEADV(r)
+#else
+#define FR(r) (r)                /* model.RefFenceOf */
+#define ADVANCED(r) fence[r]
+#define ADVFENCE(r) fence[r]
+#define NOTEADV(r) skip
+#define NOTESEQ(r) skip
+#endif
 Result result[R];         /* the result of task r (key = task identity) */
 /* the network */
 Msg msg[MAXMSG];          /* in flight, kept sorted: a multiset */
@@ -382,14 +399,16 @@ inline sinkadvance() {
 	r_ = cur.res;
 	if
 	:: cur.req == 0 ->                        /* GrantThenFence: nobody waits */
-		if :: cur.token > fence[r_] -> fence[r_] = cur.token :: else fi
+		if :: cur.token > fence[FR(r_)] -> fence[FR(r_)] = cur.token :: else fi;
+		NOTEADV(r_)
 	:: cur.req != 0 && cur.req < sinkseq[r_] -> skip /* a late copy of an older advance */
 	:: cur.req != 0 && cur.req >= sinkseq[r_] ->
 		if
-		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; fence[r_]++ /* RefAdvance(fence, 0) */
+		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; fence[FR(r_)]++; /* RefAdvance(fence, 0) */
+			NOTESEQ(r_)
 		:: else                                  /* a retry: the same answer */
 		fi;
-		SENDADV(AdvanceRep, r_, fence[r_], cur.req)
+		SENDADV(AdvanceRep, r_, ADVFENCE(r_), cur.req)
 	fi
 }
 
@@ -468,7 +487,7 @@ inline commit() {
 #ifdef TTL_ONLY_LOCK
 #define FENCED(t, r) 0
 #else
-#define FENCED(t, r) (t != fence[r])
+#define FENCED(t, r) (t != fence[FR(r)])
 #endif
 
 /* model.stepper.write: check the token, then (atomically) store */
@@ -476,10 +495,8 @@ inline write() {
 	r_ = cur.res;
 	if
 	:: FENCED(cur.token, r_) ->
-		/* Ghost.Advanced equals the fence here (only the resource's own
-		 * advances move it) */
 		CHECK(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
-		        fence[r_] <= cur.token), resource-independence);
+		        ADVANCED(r_) <= cur.token), resource-independence);
 		REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
 	:: else ->
 #ifdef CHECK_THEN_WRITE
@@ -520,7 +537,7 @@ inline receive() {
 			:: cur.kind == AcquireRep ->
 				wk[w_].token = cur.token; wk[w_].grant = cur.grant; wk[w_].res = cur.res;
 				if :: cur.grant > ghost[cur.res].observed -> ghost[cur.res].observed = cur.grant :: else fi;
-				CHECK(fence[cur.res] >= cur.token, fence-before-grant)
+				CHECK(fence[FR(cur.res)] >= cur.token, fence-before-grant)
 			:: cur.kind == ReleaseRep -> wk[w_].token = 0; wk[w_].grant = 0
 			:: else
 			fi

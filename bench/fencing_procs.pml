@@ -14,7 +14,8 @@
  * Bounds: the macros of fencing.pml (W 2..3, R 1..2, TTL, OPS <= 8, GRANTS,
  * INFLIGHT 1..3, DROPS, DUPS, CRASHES, RESTARTS, FORGERIES).
  * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE, -DTTL_ONLY_LOCK,
- * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE (as in fencing.pml).
+ * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE, -DGLOBAL_FENCE (as in
+ * fencing.pml).
  */
 
 #ifndef W
@@ -180,7 +181,23 @@ typedef Result { byte writer; byte token; byte grant };
 typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
 typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
 Ghost ghost[R];
-byte fence[R];        /* the sink's fences (global: a holder's assertion reads them) */
+byte fence[R];        /* the sink's fences (global: a holder's assertion reads them); r's is fence[FR(r)] */
+#ifdef GLOBAL_FENCE
+byte gadvanced[R];     /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it) */
+#define FR(r) 0
+#define ADVANCED(r) gadvanced[r]
+/* an advance for r moved the shared fence (sequenced: the sink's advfence[r]
+ * answers with it) */
+#define NOTEADV(r) if :: fence[0] > gadvanced[r] -> gadvanced[r] = fence[0] :: else fi
+#define NOTESEQ(r) advfence[r] = fence[0]; NOTEADV(r)
+#define ADVFENCE(r) advfence[r]
+#else
+#define FR(r) (r)
+#define ADVANCED(r) fence[r]
+#define NOTEADV(r) skip
+#define NOTESEQ(r) skip
+#define ADVFENCE(r) fence[r]
+#endif
 byte drops; byte dups; byte forged; /* faults used so far */
 /* the coordinator's grants in progress (in memory: a restart loses them);
  * global so that the network can tell an awaited advance, which the
@@ -223,7 +240,7 @@ inline acq_reply(m) {
 		:: m.code == RepOK ->
 			token = m.token; grant = m.grant; res = m.r;
 			if :: m.grant > ghost[m.r].observed -> ghost[m.r].observed = m.grant :: else fi;
-			CHECK(fence[m.r] >= m.token, fence-before-grant)
+			CHECK(fence[FR(m.r)] >= m.token, fence-before-grant)
 		:: else                                                             /* held */
 		fi
 	fi;
@@ -425,7 +442,7 @@ inline sendout() {
 #ifdef TTL_ONLY_LOCK
 #define FENCED(t, r) 0
 #else
-#define FENCED(t, r) (t != fence[r])
+#define FENCED(t, r) (t != fence[FR(r)])
 #endif
 
 #ifdef NO_ACQUIRE_DEDUP
@@ -638,9 +655,8 @@ inline sink_deliver() {
 	r_ = scur.r;
 	if
 	:: scur.kind == WriteReq && FENCED(scur.token, r_) ->
-		/* the ghost's Advanced is the fence here */
 		CHECK(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
-		        fence[r_] <= scur.token), resource-independence);
+		        ADVANCED(r_) <= scur.token), resource-independence);
 		SREPLY(WriteRep, RepFenced, 0, 0)
 	:: scur.kind == WriteReq && !FENCED(scur.token, r_) ->
 #ifdef CHECK_THEN_WRITE
@@ -651,11 +667,11 @@ inline sink_deliver() {
 	:: scur.kind == ReadReq -> SREPLY(ReadRep, RepOK, result[r_].writer, result[r_].token)
 	:: scur.kind == AdvanceReq ->                   /* model.stepper.sinkAdvance */
 		if
-		:: scur.req == 0 -> if :: scur.token > fence[r_] -> fence[r_] = scur.token :: else fi
+		:: scur.req == 0 -> if :: scur.token > fence[FR(r_)] -> fence[FR(r_)] = scur.token :: else fi; NOTEADV(r_)
 		:: scur.req != 0 && scur.req < sinkseq[r_] -> skip
 		:: scur.req != 0 && scur.req >= sinkseq[r_] ->
-			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; fence[r_]++ :: else fi;
-			coordq !! AdvanceRep, 0, r_, 0, fence[r_], scur.req, 0, 0, 0
+			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; fence[FR(r_)]++; NOTESEQ(r_) :: else fi;
+			coordq !! AdvanceRep, 0, r_, 0, ADVFENCE(r_), scur.req, 0, 0, 0
 		fi
 	fi
 }
@@ -678,6 +694,9 @@ inline sink_deliver() {
 
 active proctype sink() {
 	byte sinkseq[R];        /* the last sequenced advance applied */
+#ifdef GLOBAL_FENCE
+	byte advfence[R];       /* the fence each answered (elsewhere fence[r]) */
+#endif
 	Result result[R];       /* the result of task r */
 	RMsg o; byte o_w; byte o_n;
 	do

@@ -22,7 +22,8 @@
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
 #   --variant NAME  the buggy variant checked: check-then-write (default), grant-before-fence,
-#                   ttl-only-lock, no-acquire-dedup, renew-token-only or renew-at-deadline
+#                   ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline or
+#                   global-fence
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
 #   --baseline REV  also build fencebench from git revision REV (git archive) and run
 #                   each fencebench run with it, right after the same run of this tree,
@@ -54,7 +55,7 @@ while [ $# -gt 0 ]; do
 	--keep) keep=1; shift ;;
 	--baseline) baseline=${2:?}; shift 2 ;;
 	--pairs) pairs=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -64,9 +65,10 @@ check-then-write) vmacro=CHECK_THEN_WRITE ;;
 grant-before-fence) vmacro=GRANT_BEFORE_FENCE ;;
 ttl-only-lock) vmacro=TTL_ONLY_LOCK ;;
 no-acquire-dedup) vmacro=NO_ACQUIRE_DEDUP ;;
-renew-token-only) vmacro=RENEW_TOKEN_ONLY vneed=CRASHES ;; # a restarted worker renews
+renew-token-only) vmacro=RENEW_TOKEN_ONLY vneed=CRASHES=1 ;; # a restarted worker renews
+global-fence) vmacro=GLOBAL_FENCE vneed=R=2 ;; # another resource's advance moves the fence
 renew-at-deadline) vmacro=RENEW_AT_DEADLINE ;;
-*) die "unknown variant $vname (check-then-write, grant-before-fence, ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline)" ;;
+*) die "unknown variant $vname (check-then-write, grant-before-fence, ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline, global-fence)" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"
@@ -358,15 +360,17 @@ fi
 # ---- the buggy variant ----
 # It runs at the bound with OPS and INFLIGHT at least 2 (a holder that also
 # writes, and room for its stale write beside the new grant) and no dups,
-# crashes, restarts or forgeries (but the one fault the variant needs, vneed):
+# crashes, restarts or forgeries (but what the variant needs, vneed NAME=MIN):
 # Spin's depth-first search wanders into the fault space long before it meets
 # the stale write.
 if [ $variant = 1 ]; then
 	echo
 	for k in OPS INFLIGHT; do [ "${cfg[$k]}" -ge 2 ] || cfg[$k]=2; done
-	for k in DUPS CRASHES RESTARTS FORGERIES; do
-		if [ "$k" = "$vneed" ]; then [ "${cfg[$k]}" -ge 1 ] || cfg[$k]=1; else cfg[$k]=0; fi
-	done
+	for k in DUPS CRASHES RESTARTS FORGERIES; do cfg[$k]=0; done
+	if [ -n "$vneed" ]; then
+		k=${vneed%=*} n=${vneed#*=}
+		[ "${cfg[$k]}" -ge "$n" ] || cfg[$k]=$n
+	fi
 	defs=() flags=() shown=()
 	for k in "${order[@]}"; do
 		defs+=("-D$k=${cfg[$k]}")
