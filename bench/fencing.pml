@@ -27,6 +27,10 @@
  *   -DRENEW_AT_DEADLINE   a renew exactly at the deadline is accepted
  *                         (designs.RenewAtDeadline)
  *   -DGLOBAL_FENCE        one fence shared by all resources (designs.GlobalFence)
+ *   -DVOLATILE_COUNTER    tokens come from an in-memory counter that a restart
+ *                         resets, and the sink sets its fence to the token it
+ *                         is given (designs.VolatileCounter, token plan
+ *                         CounterFirst)
  */
 
 #ifndef W
@@ -127,7 +131,15 @@ typedef Worker {
 };
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
 typedef Ded { byte inc; byte req; byte token; byte grant };
+#ifdef VOLATILE_COUNTER
+typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq; byte token }; /* worker+1; 0: none */
+#define WAITTOK(r) waiting[r].token   /* the token the advance asks for (CounterFirst) */
+#define CLEARTOK(r) waiting[r].token = 0
+#else
 typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq }; /* worker+1; 0: none */
+#define WAITTOK(r) 0                  /* FenceFirst: the sink picks the next */
+#define CLEARTOK(r) skip
+#endif
 typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
 /* answered[w]: bit q-1 is set when a grant answered w's acquire request q
  * (model.ReqSet) */
@@ -141,27 +153,36 @@ Waiting waiting[R];       /* the acquire being granted (in memory) */
 Ded dedup[R * W];         /* durable request-id record, [r*W + w] */
 byte advseq[R];           /* durable: its sequenced advances per resource */
 byte grace1 = 1;          /* Coordinator.U.T + 1: RefHold's grace timer */
-#ifdef GRANT_BEFORE_FENCE
-byte counter[R];          /* durable token counter */
+#if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER)
+byte counter[R];          /* token counter: durable (in memory under VOLATILE_COUNTER) */
 #endif
 /* the sink */
 byte fence[R];            /* resource r's is fence[FR(r)] */
 byte sinkseq[R];          /* Sink.AdvSeq: the last sequenced advance applied */
 #ifdef GLOBAL_FENCE
 byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fence[r]) */
-byte gadvanced[R];         /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it) */
 #define FR(r) 0
-#define ADVANCED(r) gadvanced[r]
 #define ADVFENCE(r) advfence[r]
-/* an advance for r moved the shared fence (sequenced: answered with it) */
-#define NOTEADV(r) if :: fence[0] > gadvanced[r] -> gadvanced[r] = fence[0] :: else fi
-#define NOTESEQ(r) advfence[r] = fence[0]; NOTEADV(r)
+#define NOTEFENCE(r) advfence[r] = fence[0]
 #else
 #define FR(r) (r)                /* model.RefFenceOf */
-#define ADVANCED(r) fence[r]
 #define ADVFENCE(r) fence[r]
+#define NOTEFENCE(r) skip
+#endif
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER)
+byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
+#define ADVANCED(r) gadvanced[r]
+#define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
+#else
+#define ADVANCED(r) fence[r]
 #define NOTEADV(r) skip
-#define NOTESEQ(r) skip
+#endif
+/* a sequenced advance for r moved the fence (answered with it) */
+#define NOTESEQ(r) NOTEFENCE(r); NOTEADV(r)
+#ifdef VOLATILE_COUNTER
+#define SEQADVANCE(r) fence[FR(r)] = cur.token  /* the sink takes the coordinator's word */
+#else
+#define SEQADVANCE(r) fence[FR(r)]++           /* RefAdvance(fence, 0) */
 #endif
 Result result[R];         /* the result of task r (key = task identity) */
 /* the network */
@@ -370,7 +391,7 @@ inline acquire() {
 		:: waiting[r_].worker != 0 ->
 			if
 			:: waiting[r_].worker == w_ + 1 && waiting[r_].inc == cur.inc && waiting[r_].req == cur.req ->
-				SENDADV(AdvanceReq, r_, 0, waiting[r_].seq)  /* a retry drives the advance again */
+				SENDADV(AdvanceReq, r_, WAITTOK(r_), waiting[r_].seq) /* a retry drives the advance again */
 			:: else -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0) /* the resource is being granted */
 			fi
 		:: else ->
@@ -383,11 +404,15 @@ inline acquire() {
 				newgrant();
 				SENDADV(AdvanceReq, r_, tok_, 0)           /* unsequenced, unanswered */
 #else
-				/* FenceFirst: ask the sink to advance, grant when it answers */
+				/* FenceFirst: ask the sink to advance, grant when it answers
+				 * (CounterFirst: to the counter's next value) */
+#ifdef VOLATILE_COUNTER
+				counter[r_]++; waiting[r_].token = counter[r_];
+#endif
 				advseq[r_]++;
 				waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
 				waiting[r_].age = cur.age; waiting[r_].seq = advseq[r_];
-				SENDADV(AdvanceReq, r_, 0, advseq[r_])
+				SENDADV(AdvanceReq, r_, WAITTOK(r_), advseq[r_])
 #endif
 			fi
 		fi
@@ -404,8 +429,7 @@ inline sinkadvance() {
 	:: cur.req != 0 && cur.req < sinkseq[r_] -> skip /* a late copy of an older advance */
 	:: cur.req != 0 && cur.req >= sinkseq[r_] ->
 		if
-		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; fence[FR(r_)]++; /* RefAdvance(fence, 0) */
-			NOTESEQ(r_)
+		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; SEQADVANCE(r_); NOTESEQ(r_)
 		:: else                                  /* a retry: the same answer */
 		fi;
 		SENDADV(AdvanceRep, r_, ADVFENCE(r_), cur.req)
@@ -423,7 +447,7 @@ inline advanced() {
 		/* live if its worker still waits for it */
 		live_ = (wk[w_].pending == OpAcquire && wk[w_].inc == inc_ && wk[w_].req == req_);
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-		waiting[r_].seq = 0;
+		waiting[r_].seq = 0; CLEARTOK(r_);
 		newgrant()
 	fi
 }
@@ -563,15 +587,18 @@ inline deliver(i) {
 }
 
 /* model.RefRestart: the lease table and the grant in progress are lost, the
- * request-id records and the advance numbers (and counters) are durable; no
- * grant for one ttl */
+ * request-id records and the advance numbers (and counters, but under
+ * VOLATILE_COUNTER) are durable; no grant for one ttl */
 inline restart() {
 	restarts++;
 	for (r_ : 0 .. R - 1) {
 		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 		lease[r_].left1 = 1;
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-		waiting[r_].seq = 0
+		waiting[r_].seq = 0; CLEARTOK(r_);
+#ifdef VOLATILE_COUNTER
+		counter[r_] = 0;
+#endif
 	}
 	grace1 = TTL + 1
 }

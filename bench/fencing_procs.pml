@@ -14,8 +14,8 @@
  * Bounds: the macros of fencing.pml (W 2..3, R 1..2, TTL, OPS <= 8, GRANTS,
  * INFLIGHT 1..3, DROPS, DUPS, CRASHES, RESTARTS, FORGERIES).
  * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE, -DTTL_ONLY_LOCK,
- * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE, -DGLOBAL_FENCE (as in
- * fencing.pml).
+ * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE, -DGLOBAL_FENCE,
+ * -DVOLATILE_COUNTER (as in fencing.pml).
  */
 
 #ifndef W
@@ -171,7 +171,15 @@ typedef RMsg { byte kind; byte r; byte inc; byte token; byte req; byte grant; by
 /* Tick counts are stored plus one (0 is -1, past the deadline), as in
  * fencing.pml. */
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
+#ifdef VOLATILE_COUNTER
+typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq; byte token };
+#define WAITTOK(r) waiting[r].token   /* the token the advance asks for (CounterFirst) */
+#define CLEARTOK(r) waiting[r].token = 0
+#else
 typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq };
+#define WAITTOK(r) 0                  /* FenceFirst: the sink picks the next */
+#define CLEARTOK(r) skip
+#endif
 typedef Ded { byte inc; byte req; byte token; byte grant };
 typedef Result { byte writer; byte token; byte grant };
 
@@ -183,20 +191,28 @@ typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
 Ghost ghost[R];
 byte fence[R];        /* the sink's fences (global: a holder's assertion reads them); r's is fence[FR(r)] */
 #ifdef GLOBAL_FENCE
-byte gadvanced[R];     /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it) */
 #define FR(r) 0
-#define ADVANCED(r) gadvanced[r]
-/* an advance for r moved the shared fence (sequenced: the sink's advfence[r]
- * answers with it) */
-#define NOTEADV(r) if :: fence[0] > gadvanced[r] -> gadvanced[r] = fence[0] :: else fi
-#define NOTESEQ(r) advfence[r] = fence[0]; NOTEADV(r)
-#define ADVFENCE(r) advfence[r]
+#define ADVFENCE(r) advfence[r]            /* the sink's: the fence it answered r with */
+#define NOTEFENCE(r) advfence[r] = fence[0]
 #else
 #define FR(r) (r)
+#define ADVFENCE(r) fence[r]
+#define NOTEFENCE(r) skip
+#endif
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER)
+byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
+#define ADVANCED(r) gadvanced[r]
+#define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
+#else
 #define ADVANCED(r) fence[r]
 #define NOTEADV(r) skip
-#define NOTESEQ(r) skip
-#define ADVFENCE(r) fence[r]
+#endif
+/* a sequenced advance for r moved the fence (answered with it) */
+#define NOTESEQ(r) NOTEFENCE(r); NOTEADV(r)
+#ifdef VOLATILE_COUNTER
+#define SEQADVANCE(r) fence[FR(r)] = scur.token  /* the sink takes the coordinator's word */
+#else
+#define SEQADVANCE(r) fence[FR(r)]++
 #endif
 byte drops; byte dups; byte forged; /* faults used so far */
 /* the coordinator's grants in progress (in memory: a restart loses them);
@@ -501,7 +517,7 @@ inline coord_deliver() {
 		:: !ANSWERED(cur) && waiting[r_].worker != 0 ->
 			if
 			:: waiting[r_].worker == w_ + 1 && waiting[r_].inc == cur.inc && waiting[r_].req == cur.req ->
-				sinkq !! AdvanceReq, 0, r_, 0, 0, waiting[r_].seq, 0, 0, 0, 0 /* a retry drives the advance */
+				sinkq !! AdvanceReq, 0, r_, 0, WAITTOK(r_), waiting[r_].seq, 0, 0, 0, 0 /* a retry drives the advance */
 			:: else -> CREPLY(AcquireRep, 0, 0, RepHeld)      /* the resource is being granted */
 			fi
 		:: !ANSWERED(cur) && waiting[r_].worker == 0 && (LEASEVALID(r_) || HOLD) ->
@@ -514,10 +530,13 @@ inline coord_deliver() {
 			newgrant();
 			sinkq !! AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0 /* unsequenced, unanswered */
 #else
+#ifdef VOLATILE_COUNTER
+			counter[r_]++; waiting[r_].token = counter[r_];  /* CounterFirst */
+#endif
 			advseq[r_]++;
 			waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
 			waiting[r_].age = cur.age; waiting[r_].seq = advseq[r_];
-			sinkq !! AdvanceReq, 0, r_, 0, 0, advseq[r_], 0, 0, 0, 0
+			sinkq !! AdvanceReq, 0, r_, 0, WAITTOK(r_), advseq[r_], 0, 0, 0, 0
 #endif
 		:: else -> CQPUSH(cur)                                /* waits: the grant bound */
 		fi
@@ -556,7 +575,7 @@ inline coord_deliver() {
 			w_ = waiting[r_].worker - 1; inc_ = waiting[r_].inc; req_ = waiting[r_].req;
 			age_ = waiting[r_].age; tok_ = cur.token;
 			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-			waiting[r_].seq = 0;
+			waiting[r_].seq = 0; CLEARTOK(r_);
 			newgrant()
 		fi
 	fi
@@ -603,8 +622,8 @@ active proctype coordinator() {
 	Ded dedup[R * W];       /* durable (the coordination store) */
 	byte advseq[R];         /* durable */
 	byte grace1 = 1;        /* RefHold's timer, plus one */
-#ifdef GRANT_BEFORE_FENCE
-	byte counter[R];        /* durable */
+#if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER)
+	byte counter[R];        /* durable (in memory under VOLATILE_COUNTER) */
 #endif
 	byte restarts;
 	RMsg o; byte o_w; byte o_n; /* the reply being sent */
@@ -616,7 +635,10 @@ active proctype coordinator() {
 			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 			lease[r_].left1 = 1;
 			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-			waiting[r_].seq = 0
+			waiting[r_].seq = 0; CLEARTOK(r_);
+#ifdef VOLATILE_COUNTER
+			counter[r_] = 0;
+#endif
 		}
 		grace1 = TTL + 1 }
 	COORDMSG(0)
@@ -670,7 +692,7 @@ inline sink_deliver() {
 		:: scur.req == 0 -> if :: scur.token > fence[FR(r_)] -> fence[FR(r_)] = scur.token :: else fi; NOTEADV(r_)
 		:: scur.req != 0 && scur.req < sinkseq[r_] -> skip
 		:: scur.req != 0 && scur.req >= sinkseq[r_] ->
-			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; fence[FR(r_)]++; NOTESEQ(r_) :: else fi;
+			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; SEQADVANCE(r_); NOTESEQ(r_) :: else fi;
 			coordq !! AdvanceRep, 0, r_, 0, ADVFENCE(r_), scur.req, 0, 0, 0
 		fi
 	fi
