@@ -39,7 +39,7 @@ func FuzzCheck(f *testing.F) {
 		f.Add([]byte(blk[:strings.Index(blk, "```")]))
 	}
 	for seed := range uint64(20) {
-		for _, gen := range []func(*rand.Rand, int) *history.History{simHistory, randomHistory2} {
+		for _, gen := range []func(*rand.Rand, int) *history.History{simHistory2, randomHistory2} {
 			var buf bytes.Buffer
 			if err := history.Encode(&buf, gen(rand.New(rand.NewPCG(seed, 0xf022)), 7)); err != nil {
 				f.Fatal(err)
