@@ -131,14 +131,14 @@ typedef Worker {
 };
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
 typedef Ded { byte inc; byte req; byte token; byte grant };
-#ifdef VOLATILE_COUNTER
-typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq; byte token }; /* worker+1; 0: none */
-#define WAITTOK(r) waiting[r].token   /* the token the advance asks for (CounterFirst) */
-#define CLEARTOK(r) waiting[r].token = 0
-#else
 typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq }; /* worker+1; 0: none */
-#define WAITTOK(r) 0                  /* FenceFirst: the sink picks the next */
-#define CLEARTOK(r) skip
+/* the token the waiting grant's advance asks for: FenceFirst none (the sink
+ * picks the next); CounterFirst the counter's value (Waiting.Token in model:
+ * here the counter, which no step moves while a grant waits) */
+#ifdef VOLATILE_COUNTER
+#define WAITTOK(r) counter[r]
+#else
+#define WAITTOK(r) 0
 #endif
 typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
 /* answered[w]: bit q-1 is set when a grant answered w's acquire request q
@@ -407,7 +407,7 @@ inline acquire() {
 				/* FenceFirst: ask the sink to advance, grant when it answers
 				 * (CounterFirst: to the counter's next value) */
 #ifdef VOLATILE_COUNTER
-				counter[r_]++; waiting[r_].token = counter[r_];
+				counter[r_]++;
 #endif
 				advseq[r_]++;
 				waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
@@ -447,7 +447,7 @@ inline advanced() {
 		/* live if its worker still waits for it */
 		live_ = (wk[w_].pending == OpAcquire && wk[w_].inc == inc_ && wk[w_].req == req_);
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-		waiting[r_].seq = 0; CLEARTOK(r_);
+		waiting[r_].seq = 0;
 		newgrant()
 	fi
 }
@@ -595,7 +595,7 @@ inline restart() {
 		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 		lease[r_].left1 = 1;
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-		waiting[r_].seq = 0; CLEARTOK(r_);
+		waiting[r_].seq = 0;
 #ifdef VOLATILE_COUNTER
 		counter[r_] = 0;
 #endif

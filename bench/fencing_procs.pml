@@ -171,14 +171,14 @@ typedef RMsg { byte kind; byte r; byte inc; byte token; byte req; byte grant; by
 /* Tick counts are stored plus one (0 is -1, past the deadline), as in
  * fencing.pml. */
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
-#ifdef VOLATILE_COUNTER
-typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq; byte token };
-#define WAITTOK(r) waiting[r].token   /* the token the advance asks for (CounterFirst) */
-#define CLEARTOK(r) waiting[r].token = 0
-#else
 typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq };
-#define WAITTOK(r) 0                  /* FenceFirst: the sink picks the next */
-#define CLEARTOK(r) skip
+/* the token the waiting grant's advance asks for: FenceFirst none (the sink
+ * picks the next); CounterFirst the counter's value (Waiting.Token in model:
+ * here the counter, which no step moves while a grant waits) */
+#ifdef VOLATILE_COUNTER
+#define WAITTOK(r) counter[r]
+#else
+#define WAITTOK(r) 0
 #endif
 typedef Ded { byte inc; byte req; byte token; byte grant };
 typedef Result { byte writer; byte token; byte grant };
@@ -531,7 +531,7 @@ inline coord_deliver() {
 			sinkq !! AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0 /* unsequenced, unanswered */
 #else
 #ifdef VOLATILE_COUNTER
-			counter[r_]++; waiting[r_].token = counter[r_];  /* CounterFirst */
+			counter[r_]++;                                   /* CounterFirst */
 #endif
 			advseq[r_]++;
 			waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
@@ -575,7 +575,7 @@ inline coord_deliver() {
 			w_ = waiting[r_].worker - 1; inc_ = waiting[r_].inc; req_ = waiting[r_].req;
 			age_ = waiting[r_].age; tok_ = cur.token;
 			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-			waiting[r_].seq = 0; CLEARTOK(r_);
+			waiting[r_].seq = 0;
 			newgrant()
 		fi
 	fi
@@ -635,7 +635,7 @@ active proctype coordinator() {
 			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 			lease[r_].left1 = 1;
 			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-			waiting[r_].seq = 0; CLEARTOK(r_);
+			waiting[r_].seq = 0;
 #ifdef VOLATILE_COUNTER
 			counter[r_] = 0;
 #endif
