@@ -31,6 +31,20 @@
  *                         resets, and the sink sets its fence to the token it
  *                         is given (designs.VolatileCounter, token plan
  *                         CounterFirst)
+ *   -DACCEPT_HIGHER_TOKEN the sink takes any token at least its fence and
+ *                         raises its fence to it (designs.AcceptHigherToken)
+ *   -DDEDUP_BEFORE_FENCE  a write whose task has a result is answered from it
+ *                         before its token is checked (designs.DedupBeforeFence)
+ *   -DRELEASE_ADVANCES_FENCE an accepted release sends the sink an
+ *                         unanswered advance (designs.ReleaseAdvancesFence)
+ *   -DRENEW_FROM_OLD_DEADLINE a renew extends the lease by ttl from its old
+ *                         deadline (designs.RenewFromOldDeadline)
+ *   -DTWO_STEP_COMMIT_CHECK the sink checks the token and records it, then
+ *                         commits only if the fence and the record still equal
+ *                         it (designs.TwoStepCommitCheck)
+ *   -DSCHEDULER_ONLY_CHECK the sink checks the write against the coordinator's
+ *                         lease, then writes in a second step
+ *                         (designs.SchedulerOnlyCheck)
  */
 
 #ifndef W
@@ -68,13 +82,25 @@
 #endif
 
 #define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0, delay 0 */
-#define FORGED (GRANTS * R + 1)    /* model.Machine.forgedToken */
-#ifdef GRANT_BEFORE_FENCE
-#define MAXMSG 8                   /* model.MaxMsgs: a grant and its advance come on top */
-#define ROOM (nmsg < MAXMSG)
+/* model.Machine.forgedToken: above model.Config.MaxToken (one replica, no
+ * sink restart), bigger than any token a coordinator can grant */
+#define FORGED (R * (GRANTS + RESTARTS) + W * OPS + DUPS + 1)
+#if defined(GRANT_BEFORE_FENCE) || defined(RELEASE_ADVANCES_FENCE)
+#define MAXMSG 8                   /* model.MaxMsgs: a grant's or a release's advance comes on top */
 #else
 #define MAXMSG INFLIGHT            /* every delivery sends at most one message */
-#define ROOM 1
+#endif
+/* room for the advance a delivery sends on top of its reply
+ * (model.Machine.deliverable) */
+#ifdef GRANT_BEFORE_FENCE
+#define GRANTROOM (nmsg < MAXMSG)
+#else
+#define GRANTROOM 1
+#endif
+#ifdef RELEASE_ADVANCES_FENCE
+#define RELEASEROOM (nmsg < MAXMSG)
+#else
+#define RELEASEROOM 1
 #endif
 
 /* message kinds (model.AcquireReq ...) */
@@ -121,9 +147,18 @@
  * clamped at -1) are stored plus one, so that they fit a byte: 0 means -1
  * (past the deadline), 1 means 0 (at it). */
 
+/* Msg.u, the design's byte (model.Msg.U), is kept only where it can be
+ * other than 0: under TWO_STEP_COMMIT_CHECK a read's reply carries the sink's
+ * register A (model.stepper.read) */
+#ifdef TWO_STEP_COMMIT_CHECK
+#define MSGU
+#endif
 typedef Msg {
 	byte kind; byte worker; byte res; byte inc; byte token; byte req;
 	byte grant; byte code; byte pw; byte pt; byte age; bool live
+#ifdef MSGU
+	; byte u
+#endif
 };
 typedef Worker {
 	byte inc = 1; byte ops; byte pending; byte res; byte token; byte grant;
@@ -169,7 +204,7 @@ byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fen
 #define ADVFENCE(r) fence[r]
 #define NOTEFENCE(r) skip
 #endif
-#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER)
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(ACCEPT_HIGHER_TOKEN)
 byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
@@ -184,7 +219,17 @@ byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advanc
 #else
 #define SEQADVANCE(r) fence[FR(r)]++           /* RefAdvance(fence, 0) */
 #endif
+/* model.Design.Accepted: the sink's fence after it took a write of token t
+ * (RefAccepted keeps it; a max-token sink raises it to t) */
+#ifdef ACCEPT_HIGHER_TOKEN
+#define ACCEPTED(r, t) if :: t > fence[FR(r)] -> fence[FR(r)] = t :: else fi
+#else
+#define ACCEPTED(r, t) skip
+#endif
 Result result[R];         /* the result of task r (key = task identity) */
+#ifdef TWO_STEP_COMMIT_CHECK
+byte sinka[R];            /* Sink.U[r].A: the token the last write checked was prepared with */
+#endif
 /* the network */
 Msg msg[MAXMSG];          /* in flight, kept sorted: a multiset */
 byte nmsg;
@@ -216,16 +261,26 @@ hidden byte live_;
  * states as fencecheck's): two packed keys */
 #define K1(m) ((m.kind << 24) | (m.worker << 22) | (m.res << 20) | (m.inc << 16) | \
                (m.token << 12) | (m.req << 8) | (m.grant << 4) | m.code)
+#ifdef MSGU
+#define K2(m) ((m.u << 24) | (m.pw << 16) | (m.pt << 8) | (m.age << 1) | m.live)
+#define CPU(d, s) ; d.u = s.u
+#define ZEROU(d) ; d.u = 0
+#define SETU(v) msg[nmsg - 1].u = v   /* the last message sent */
+#else
 #define K2(m) ((m.pw << 16) | (m.pt << 8) | (m.age << 1) | m.live)
+#define CPU(d, s)
+#define ZEROU(d)
+#define SETU(v) skip
+#endif
 #define LESS(a, b) (K1(a) < K1(b) || (K1(a) == K1(b) && K2(a) < K2(b)))
 #define SAME(a, b) (K1(a) == K1(b) && K2(a) == K2(b))
 
 #define CP(d, s) d.kind = s.kind; d.worker = s.worker; d.res = s.res; d.inc = s.inc; \
 	d.token = s.token; d.req = s.req; d.grant = s.grant; d.code = s.code; d.pw = s.pw; \
-	d.pt = s.pt; d.age = s.age; d.live = s.live
+	d.pt = s.pt; d.age = s.age; d.live = s.live CPU(d, s)
 
 #define ZERO(d) d.kind = 0; d.worker = 0; d.res = 0; d.inc = 0; d.token = 0; d.req = 0; \
-	d.grant = 0; d.code = 0; d.pw = 0; d.pt = 0; d.age = 0; d.live = 0
+	d.grant = 0; d.code = 0; d.pw = 0; d.pt = 0; d.age = 0; d.live = 0 ZEROU(d)
 
 #define SEND(K, WW, RR, INC, TOK, REQ, G, CODE, PW, PT, AGE, LIVE) \
 	msg[nmsg].kind = K; msg[nmsg].worker = WW; msg[nmsg].res = RR; msg[nmsg].inc = INC; \
@@ -340,6 +395,13 @@ inline tick() {
 #else
 #define RENEWEXPIRED(r) (lease[r].left1 <= 1)
 #endif
+/* model.Design.Deadline of a renew: ttl from the renew (RefDeadline), or
+ * from the old deadline */
+#ifdef RENEW_FROM_OLD_DEADLINE
+#define RENEWED1(r) (lease[r].left1 + TTL)
+#else
+#define RENEWED1(r) (TTL + 1)
+#endif
 #define HOLD (grace1 > 1)                                                 /* RefHold */
 
 /* model.Machine.deliverable */
@@ -347,7 +409,8 @@ inline tick() {
 	((m.kind == AcquireRep || m.kind == RenewRep || m.kind == ReleaseRep || \
 	  m.kind == WriteRep || m.kind == ReadRep) -> !wk[m.worker].paused : \
 	 (m.kind == AcquireReq -> (ANSWERED(m) || waiting[m.res].worker != 0 || LEASEVALID(m) || HOLD || \
-	                            (ghost[m.res].grants < GRANTS && ROOM)) : 1))
+	                            (ghost[m.res].grants < GRANTS && GRANTROOM)) : \
+	  (m.kind == ReleaseReq -> RELEASEROOM : 1)))
 
 /* model.stepper.grant: a new grant of tok_ to worker w_ (incarnation inc_,
  * request req_, sent age_ ticks ago) for resource r_, answered with live_.
@@ -423,8 +486,12 @@ inline acquire() {
 inline sinkadvance() {
 	r_ = cur.res;
 	if
-	:: cur.req == 0 ->                        /* GrantThenFence: nobody waits */
-		if :: cur.token > fence[FR(r_)] -> fence[FR(r_)] = cur.token :: else fi;
+	:: cur.req == 0 ->                        /* nobody waits: RefAdvance(fence, token) */
+		if
+		:: cur.token == 0 -> fence[FR(r_)]++  /* a release's (the sink picks the next) */
+		:: cur.token > fence[FR(r_)] -> fence[FR(r_)] = cur.token /* GrantThenFence's */
+		:: else
+		fi;
 		NOTEADV(r_)
 	:: cur.req != 0 && cur.req < sinkseq[r_] -> skip /* a late copy of an older advance */
 	:: cur.req != 0 && cur.req >= sinkseq[r_] ->
@@ -465,7 +532,7 @@ inline renew() {
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
 			        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 			        gi_ + 1 < ghost[r_].grants), renew-validity);
-			lease[r_].left1 = TTL + 1;
+			lease[r_].left1 = RENEWED1(r_);
 			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
 			ghost[r_].g[gi_].late1 = TTL + 1;
@@ -484,6 +551,9 @@ inline release() {
 		ghost[r_].g[lease[r_].grant - 1].released = 1;
 		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 		lease[r_].left1 = 1;
+#ifdef RELEASE_ADVANCES_FENCE
+		SENDADV(AdvanceReq, r_, 0, 0);            /* unsequenced, unanswered */
+#endif
 		REPLY(ReleaseRep, 0, 0, RepOK, 0, 0)
 	fi
 }
@@ -501,7 +571,8 @@ inline commit() {
 	fi;
 	if
 	:: code_ != RepConflict ->
-		CHECK(!(cur.grant < ghost[r_].observed), fencing)
+		CHECK(!(cur.grant < ghost[r_].observed), fencing);
+		ACCEPTED(r_, cur.token)
 	:: else
 	fi;
 	REPLY(WriteRep, 0, 0, code_, 0, 0)
@@ -510,20 +581,52 @@ inline commit() {
 /* model.Design.Check: the sink's check of a write's token */
 #ifdef TTL_ONLY_LOCK
 #define FENCED(t, r) 0
+#elif defined(ACCEPT_HIGHER_TOKEN)
+#define FENCED(t, r) (t < fence[FR(r)])
+#elif defined(SCHEDULER_ONLY_CHECK)
+#define FENCED(t, r) (!(lease[r].holder == cur.worker + 1 && lease[r].inc == cur.inc && \
+                        lease[r].token == t && lease[r].left1 > 1)) /* RefOwns, Left > 0 */
 #else
 #define FENCED(t, r) (t != fence[FR(r)])
 #endif
+/* A write whose check passed is written at once, or by a Commit message in a
+ * second step (model.Design.Commit): the sink's registers after the check
+ * (Design.Prepared), and whether the commit writes (Design.Commit) */
+#if defined(CHECK_THEN_WRITE) || defined(TWO_STEP_COMMIT_CHECK) || defined(SCHEDULER_ONLY_CHECK)
+#define TWOSTEP
+#endif
+#ifdef TWO_STEP_COMMIT_CHECK
+#define PREPARED(r) sinka[r] = cur.token
+#define COMMITOK(r) (sinka[r] == cur.token && fence[FR(r)] == cur.token)
+#else
+#define PREPARED(r) skip
+#define COMMITOK(r) 1
+#endif
+/* model.Design.ReplayFirst: a write whose key holds a result is stored
+ * (replayed, or refused as a conflict) before its token is checked */
+#ifdef DEDUP_BEFORE_FENCE
+#define REPLAYFIRST(r) (result[r].writer != 0)
+#else
+#define REPLAYFIRST(r) 0
+#endif
 
-/* model.stepper.write: check the token, then (atomically) store */
+/* model.stepper.reject of a write fenced at resource r_ (spec.Judge's fact
+ * WriteFenced) */
+#define FENCEDREPLY \
+	CHECK(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token && \
+	        ADVANCED(r_) <= cur.token), resource-independence); \
+	REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
+
+/* model.stepper.write: check the token, then (atomically, or in a second
+ * step) store */
 inline write() {
 	r_ = cur.res;
 	if
-	:: FENCED(cur.token, r_) ->
-		CHECK(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
-		        ADVANCED(r_) <= cur.token), resource-independence);
-		REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
-	:: else ->
-#ifdef CHECK_THEN_WRITE
+	:: REPLAYFIRST(r_) -> commit()
+	:: !REPLAYFIRST(r_) && FENCED(cur.token, r_) -> FENCEDREPLY
+	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) ->
+#ifdef TWOSTEP
+		PREPARED(r_);
 		SEND(Commit, cur.worker, cur.res, cur.inc, cur.token, cur.req, cur.grant, cur.code,
 		     cur.pw, cur.pt, cur.age, cur.live)
 #else
@@ -532,9 +635,19 @@ inline write() {
 	fi
 }
 
+/* model.stepper.commit: the second step of a two-step write */
+inline commitstep() {
+	r_ = cur.res;
+	if
+	:: COMMITOK(r_) -> commit()
+	:: else -> FENCEDREPLY
+	fi
+}
+
 /* model.stepper.read */
 inline read() {
-	REPLY(ReadRep, 0, 0, RepOK, result[cur.res].writer, result[cur.res].token)
+	REPLY(ReadRep, 0, 0, RepOK, result[cur.res].writer, result[cur.res].token);
+	SETU(sinka[cur.res])
 }
 
 /* model.State.normal: a worker with neither an outstanding operation nor a
@@ -577,7 +690,7 @@ inline deliver(i) {
 	:: cur.kind == RenewReq -> renew()
 	:: cur.kind == ReleaseReq -> release()
 	:: cur.kind == WriteReq -> write()
-	:: cur.kind == Commit -> commit()
+	:: cur.kind == Commit -> commitstep()
 	:: cur.kind == ReadReq -> read()
 	:: cur.kind == AdvanceReq -> sinkadvance()
 	:: cur.kind == AdvanceRep -> advanced()

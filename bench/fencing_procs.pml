@@ -15,7 +15,9 @@
  * INFLIGHT 1..3, DROPS, DUPS, CRASHES, RESTARTS, FORGERIES).
  * Buggy variants: -DCHECK_THEN_WRITE, -DGRANT_BEFORE_FENCE, -DTTL_ONLY_LOCK,
  * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE, -DGLOBAL_FENCE,
- * -DVOLATILE_COUNTER (as in fencing.pml).
+ * -DVOLATILE_COUNTER, -DACCEPT_HIGHER_TOKEN, -DDEDUP_BEFORE_FENCE,
+ * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
+ * -DSCHEDULER_ONLY_CHECK (as in fencing.pml).
  */
 
 #ifndef W
@@ -57,7 +59,7 @@
 #endif
 
 #define AGECAP (TTL + 2)
-#define FORGED (GRANTS * R + 1)
+#define FORGED (R * (GRANTS + RESTARTS) + W * OPS + DUPS + 1) /* as fencing.pml's */
 /* CHECK(e, id): assert e, the invariant id, printing "violated: id" first
  * when e is false, as in fencing.pml. Every CHECK is inside a d_step. */
 #define CHECK(e, id) \
@@ -108,7 +110,7 @@
  * (and waits while there is none), w takes any full one, so replies too
  * arrive in any order. A reply is lost or duplicated as it is sent (FLOSE,
  * FDUP). INFLIGHT bounds what a worker may send: the two queues (and the
- * sink's checked writes, under CHECK_THEN_WRITE) and its own replies in
+ * sink's checked writes, under a two-step write) and its own replies in
  * flight together stay below it; the other workers' replies are not counted
  * (w cannot read their lanes).
  */
@@ -118,7 +120,11 @@
 
 chan coordq = [INFLIGHT] of { CQFIELDS };
 chan sinkq = [INFLIGHT] of { SQFIELDS };
-#ifdef CHECK_THEN_WRITE
+/* a write whose check passed is written in a second step (model.Design.Commit) */
+#if defined(CHECK_THEN_WRITE) || defined(TWO_STEP_COMMIT_CHECK) || defined(SCHEDULER_ONLY_CHECK)
+#define TWOSTEP
+#endif
+#ifdef TWOSTEP
 chan prepq = [INFLIGHT] of { SQFIELDS }; /* writes the sink checked, not yet written */
 #define NPREP len(prepq)
 #else
@@ -199,7 +205,7 @@ byte fence[R];        /* the sink's fences (global: a holder's assertion reads t
 #define ADVFENCE(r) fence[r]
 #define NOTEFENCE(r) skip
 #endif
-#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER)
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(ACCEPT_HIGHER_TOKEN)
 byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
@@ -220,6 +226,9 @@ byte drops; byte dups; byte forged; /* faults used so far */
  * coordinator sends again until answered and the network so does not lose
  * (model.awaited), from one no one waits on */
 Waiting waiting[R];
+#ifdef SCHEDULER_ONLY_CHECK
+Lease lease[R];       /* the coordinator's (in memory), global: the sink checks writes against it */
+#endif
 #define AWAITED(m) ((m.kind == AdvanceReq && m.req != 0 || m.kind == AdvanceRep) && \
 	waiting[m.r].worker != 0 && waiting[m.r].seq == m.req)
 
@@ -457,8 +466,26 @@ inline sendout() {
 /* model.Design.Check: the sink's check of a write's token */
 #ifdef TTL_ONLY_LOCK
 #define FENCED(t, r) 0
+#elif defined(ACCEPT_HIGHER_TOKEN)
+#define FENCED(t, r) (t < fence[FR(r)])
+#elif defined(SCHEDULER_ONLY_CHECK)
+#define FENCED(t, r) (!(lease[r].holder == scur.w + 1 && lease[r].inc == scur.inc && \
+                        lease[r].token == t && lease[r].left1 > 1)) /* the coordinator's lease */
 #else
 #define FENCED(t, r) (t != fence[FR(r)])
+#endif
+/* model.Design.Accepted: the fence after a write of token t is taken */
+#ifdef ACCEPT_HIGHER_TOKEN
+#define ACCEPTED(r, t) if :: t > fence[FR(r)] -> fence[FR(r)] = t :: else fi
+#else
+#define ACCEPTED(r, t) skip
+#endif
+/* model.Design.ReplayFirst: a write to a task with a result is stored
+ * (replayed or refused) before its token is checked */
+#ifdef DEDUP_BEFORE_FENCE
+#define REPLAYFIRST(r) (result[r].writer != 0)
+#else
+#define REPLAYFIRST(r) 0
 #endif
 
 #ifdef NO_ACQUIRE_DEDUP
@@ -477,6 +504,12 @@ inline sendout() {
 #define RENEWEXPIRED(r) (lease[r].left1 < 1)
 #else
 #define RENEWEXPIRED(r) (lease[r].left1 <= 1)
+#endif
+/* model.Design.Deadline of a renew: ttl from the renew, or from the old deadline */
+#ifdef RENEW_FROM_OLD_DEADLINE
+#define RENEWED1(r) (lease[r].left1 + TTL)
+#else
+#define RENEWED1(r) (TTL + 1)
 #endif
 #define HOLD (grace1 > 1)
 
@@ -551,7 +584,7 @@ inline coord_deliver() {
 				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
 				        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 				        gi_ + 1 < ghost[r_].grants), renew-validity);
-				lease[r_].left1 = TTL + 1;
+				lease[r_].left1 = RENEWED1(r_);
 				code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 				if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
 				ghost[r_].g[gi_].late1 = TTL + 1;
@@ -566,6 +599,9 @@ inline coord_deliver() {
 			ghost[r_].g[lease[r_].grant - 1].released = 1;
 			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 			lease[r_].left1 = 1;
+#ifdef RELEASE_ADVANCES_FENCE
+			sinkq !! AdvanceReq, 0, r_, 0, 0, 0, 0, 0, 0, 0; /* unsequenced, unanswered */
+#endif
 			CREPLY(ReleaseRep, 0, 0, RepOK)
 		fi
 	:: cur.kind == AdvanceRep ->                          /* the sink's answer: grant */
@@ -618,7 +654,9 @@ inline tick() {
 	:: d_step { len(coordq) > i && dups < DUPS && CANSEND -> cq_take(i); dups++; CQPUSH(cur); CQPUSH(cur); cq_restore(i) }
 
 active proctype coordinator() {
+#ifndef SCHEDULER_ONLY_CHECK
 	Lease lease[R];         /* in memory: a restart loses it */
+#endif
 	Ded dedup[R * W];       /* durable (the coordination store) */
 	byte advseq[R];         /* durable */
 	byte grace1 = 1;        /* RefHold's timer, plus one */
@@ -667,21 +705,46 @@ inline store() {
 	:: else -> code_ = RepConflict
 	fi;
 	if
-	:: code_ != RepConflict -> CHECK(!(scur.grant < ghost[r_].observed), fencing)
+	:: code_ != RepConflict -> CHECK(!(scur.grant < ghost[r_].observed), fencing); ACCEPTED(r_, scur.token)
 	:: else
 	fi;
 	SREPLY(WriteRep, code_, 0, 0)
 }
 
+/* a write fenced at resource r_ (model.stepper.reject) */
+#define FENCEDREPLY \
+	CHECK(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token && \
+	        ADVANCED(r_) <= scur.token), resource-independence); \
+	SREPLY(WriteRep, RepFenced, 0, 0)
+
+/* model.Design.Prepared and Commit: under TWO_STEP_COMMIT_CHECK the check
+ * records the token (the sink's register A), and the commit writes only if
+ * the record and the fence still equal it */
+#ifdef TWO_STEP_COMMIT_CHECK
+#define PREPARED(r) sinka[r] = scur.token
+#define COMMITOK(r) (sinka[r] == scur.token && fence[FR(r)] == scur.token)
+#else
+#define PREPARED(r) skip
+#define COMMITOK(r) 1
+#endif
+
+/* the second step of a two-step write (model.stepper.commit) */
+inline commitstep() {
+	r_ = scur.r;
+	if
+	:: COMMITOK(r_) -> store()
+	:: else -> FENCEDREPLY
+	fi
+}
+
 inline sink_deliver() {
 	r_ = scur.r;
 	if
-	:: scur.kind == WriteReq && FENCED(scur.token, r_) ->
-		CHECK(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token &&
-		        ADVANCED(r_) <= scur.token), resource-independence);
-		SREPLY(WriteRep, RepFenced, 0, 0)
-	:: scur.kind == WriteReq && !FENCED(scur.token, r_) ->
-#ifdef CHECK_THEN_WRITE
+	:: scur.kind == WriteReq && REPLAYFIRST(r_) -> store()
+	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && FENCED(scur.token, r_) -> FENCEDREPLY
+	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && !FENCED(scur.token, r_) ->
+#ifdef TWOSTEP
+		PREPARED(r_);
 		SQPUSH(prepq, scur)                 /* checked; written in a later step */
 #else
 		store()
@@ -689,7 +752,13 @@ inline sink_deliver() {
 	:: scur.kind == ReadReq -> SREPLY(ReadRep, RepOK, result[r_].writer, result[r_].token)
 	:: scur.kind == AdvanceReq ->                   /* model.stepper.sinkAdvance */
 		if
-		:: scur.req == 0 -> if :: scur.token > fence[FR(r_)] -> fence[FR(r_)] = scur.token :: else fi; NOTEADV(r_)
+		:: scur.req == 0 ->                         /* unanswered: RefAdvance(fence, token) */
+			if
+			:: scur.token == 0 -> fence[FR(r_)]++   /* a release's */
+			:: scur.token > fence[FR(r_)] -> fence[FR(r_)] = scur.token
+			:: else
+			fi;
+			NOTEADV(r_)
 		:: scur.req != 0 && scur.req < sinkseq[r_] -> skip
 		:: scur.req != 0 && scur.req >= sinkseq[r_] ->
 			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; SEQADVANCE(r_); NOTESEQ(r_) :: else fi;
@@ -707,12 +776,12 @@ inline sink_deliver() {
 	:: d_step { len(sinkq) > i && dups < DUPS && CANSEND -> sq_take(sinkq, i); dups++; SQPUSH(sinkq, scur); \
 		SQPUSH(sinkq, scur); sq_restore(sinkq, i) }
 
-/* under CHECK_THEN_WRITE: write the i-th checked write (its reply may be
+/* under a two-step write: commit the i-th checked write (its reply may be
  * lost or duplicated; the checked write itself is inside the sink) */
 #define COMMIT(i) \
-	:: atomic { d_step { len(prepq) > i -> fate = FNORMAL; sq_take(prepq, i); store(); sq_restore(prepq, i) }; sendout() } \
-	:: atomic { d_step { len(prepq) > i && drops < DROPS -> fate = FLOSE; sq_take(prepq, i); store(); sq_restore(prepq, i) }; sendout() } \
-	:: atomic { d_step { len(prepq) > i && dups < DUPS -> fate = FDUP; sq_take(prepq, i); store(); sq_restore(prepq, i) }; sendout() }
+	:: atomic { d_step { len(prepq) > i -> fate = FNORMAL; sq_take(prepq, i); commitstep(); sq_restore(prepq, i) }; sendout() } \
+	:: atomic { d_step { len(prepq) > i && drops < DROPS -> fate = FLOSE; sq_take(prepq, i); commitstep(); sq_restore(prepq, i) }; sendout() } \
+	:: atomic { d_step { len(prepq) > i && dups < DUPS -> fate = FDUP; sq_take(prepq, i); commitstep(); sq_restore(prepq, i) }; sendout() }
 
 active proctype sink() {
 	byte sinkseq[R];        /* the last sequenced advance applied */
@@ -720,6 +789,9 @@ active proctype sink() {
 	byte advfence[R];       /* the fence each answered (elsewhere fence[r]) */
 #endif
 	Result result[R];       /* the result of task r */
+#ifdef TWO_STEP_COMMIT_CHECK
+	byte sinka[R];          /* the token the last write checked was prepared with */
+#endif
 	RMsg o; byte o_w; byte o_n;
 	do
 	SINKMSG(0)
@@ -729,7 +801,7 @@ active proctype sink() {
 #if INFLIGHT > 2
 	SINKMSG(2)
 #endif
-#ifdef CHECK_THEN_WRITE
+#ifdef TWOSTEP
 	COMMIT(0)
 #if INFLIGHT > 1
 	COMMIT(1)

@@ -21,9 +21,12 @@
 #   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES)
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
-#   --variant NAME  the buggy variant checked: check-then-write (default), grant-before-fence,
+#   --variant NAME  the variant checked: check-then-write (default), grant-before-fence,
 #                   ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline,
-#                   global-fence or volatile-counter
+#                   global-fence, volatile-counter, accept-higher-token, dedup-before-fence,
+#                   renew-from-old-deadline, scheduler-only-check, or the safe
+#                   release-advances-fence and two-step-commit-check (no counterexample
+#                   to find)
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
 #   --baseline REV  also build fencebench from git revision REV (git archive) and run
 #                   each fencebench run with it, right after the same run of this tree,
@@ -69,7 +72,13 @@ renew-token-only) vmacro=RENEW_TOKEN_ONLY vneed=CRASHES=1 ;; # a restarted worke
 global-fence) vmacro=GLOBAL_FENCE vneed=R=2 ;; # another resource's advance moves the fence
 volatile-counter) vmacro=VOLATILE_COUNTER vneed=RESTARTS=1 ;; # a restart resets the counter
 renew-at-deadline) vmacro=RENEW_AT_DEADLINE ;;
-*) die "unknown variant $vname (check-then-write, grant-before-fence, ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline, global-fence, volatile-counter)" ;;
+accept-higher-token) vmacro=ACCEPT_HIGHER_TOKEN vneed=FORGERIES=1 ;; # the stale holder forges a big token
+dedup-before-fence) vmacro=DEDUP_BEFORE_FENCE vneed=OPS=3 ;; # a write, and again after the takeover
+renew-from-old-deadline) vmacro=RENEW_FROM_OLD_DEADLINE vneed=OPS=3 ;; # an early renew, then a late one
+release-advances-fence) vmacro=RELEASE_ADVANCES_FENCE ;;
+two-step-commit-check) vmacro=TWO_STEP_COMMIT_CHECK ;;
+scheduler-only-check) vmacro=SCHEDULER_ONLY_CHECK ;;
+*) die "unknown variant $vname (run.sh --help lists them)" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"
@@ -131,20 +140,25 @@ spin_build() {
 	(cd "$dir" && gcc -O2 -DSAFETY -DMEMLIM="$memlim" "$@" -o "pan_$name" pan.c) ||
 		die "gcc failed building pan_$name"
 }
+# pan_cut out rc: what cut short the pan run whose output is the file out and
+# whose exit status (under timeout) is rc: time, depth, memory, or nothing.
+pan_cut() {
+	if [ "$2" = 124 ]; then
+		echo time
+	elif grep -q "max search depth too small" "$1"; then
+		echo depth
+	elif grep -q "out of memory\|reached -DMEMLIM bound" "$1"; then
+		echo memory
+	fi
+}
 # spin_run dir name soft pan-args... -> fields in $tmp/spin_name.kv. A search
 # cut short (memory, depth, time) stops the script, unless soft=1: then the
 # run is reported as incomplete (incomplete=memory|depth|time).
 spin_run() {
 	local dir=$1 name=$2 soft=$3; shift 3
-	local out="$tmp/spin_$name.out" rc=0 cut=""
+	local out="$tmp/spin_$name.out" rc=0 cut
 	(cd "$dir" && timeout "$timeout_s" "./pan_$name" "$@") >"$out" 2>&1 || rc=$?
-	if [ $rc = 124 ]; then
-		cut=time
-	elif grep -q "max search depth too small" "$out"; then
-		cut=depth
-	elif grep -q "out of memory\|reached -DMEMLIM bound" "$out"; then
-		cut=memory
-	fi
+	cut=$(pan_cut "$out" $rc)
 	if [ -n "$cut" ] && [ "$soft" != 1 ]; then
 		case $cut in
 		time) die "pan_$name exceeded --timeout $timeout_s s (see a smaller --bound)" ;;
@@ -385,16 +399,19 @@ if [ $variant = 1 ]; then
 		flags+=("-${flagname[$k]}" "${cfg[$k]}")
 		shown+=("$k=${cfg[$k]}")
 	done
-	echo "# buggy variant $vname at ${shown[*]}: spin -a -D$vmacro; pan -m200000 (stops at the first assertion violation)"
+	echo "# variant $vname at ${shown[*]}: spin -a -D$vmacro; pan -m200000 (stops at the first assertion violation)"
 	# spin_variant dir file name extra-gcc-flags...
 	spin_variant() {
-		local dir=$1 file=$2 name=$3; shift 3
+		local dir=$1 file=$2 name=$3 rc=0 cut; shift 3
 		(cd "$dir" && rm -f pan.* && spin -a "-D$vmacro" "${defs[@]}" "$file" >/dev/null) || die "spin -a $file failed"
 		spin_build "$dir" "$name" "$@"
-		(cd "$dir" && timeout "$timeout_s" "./pan_$name" -m200000 -w$hashw >"$tmp/spin_$name.out" 2>&1) || true
+		(cd "$dir" && timeout "$timeout_s" "./pan_$name" -m200000 -w$hashw >"$tmp/spin_$name.out" 2>&1) || rc=$?
+		cut=$(pan_cut "$tmp/spin_$name.out" $rc)
 		if grep -q 'assertion violated' "$tmp/spin_$name.out"; then
 			echo "$(grep -m1 'assertion violated' "$tmp/spin_$name.out" | sed 's/^pan:1: //'), after $(awk '/states, stored/ {print $1}' "$tmp/spin_$name.out") states," \
 				"$(awk '/^pan: elapsed time/ {print $4}' "$tmp/spin_$name.out") s"
+		elif [ -n "$cut" ]; then
+			echo "none found before the search was cut short by $cut (--memlim $memlim MB, --timeout $timeout_s s, pan -m200000): incomplete, not a pass"
 		else
 			echo "no violation found at this bound ($(grep -m1 'errors:' "$tmp/spin_$name.out" | sed 's/^ *//'))"
 		fi

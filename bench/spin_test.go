@@ -39,15 +39,16 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the eight variants the Promela models have), Spin explores the whole space
+// the fourteen variants the Promela models have), Spin explores the whole space
 // of fencing.pml past every assertion violated (pan -c0), and the BFS the
 // whole space too (BFSOptions.Exhaustive): the invariants Spin finds
 // violated (the models' CHECK names each) must be the asserted invariants
 // the BFS finds violated, and Spin must store the same number of distinct
 // states and take the same transitions (one more: Spin's initial step).
 // The same set is asked of fencing_procs.pml on the bound with every fault
-// and on each variant's; on the two largest of these its whole space (5M
-// states) is too large for a test, and its search stops at the first
+// and on each variant's but two-step-commit-check's (safe, so nothing would
+// stop its 9M-state search); on the two largest of these its whole space
+// (5M states) is too large for a test, and its search stops at the first
 // assertion violated: there it must only find one exactly when the BFS
 // does. The bounds violate every asserted invariant, so that a CHECK naming
 // the wrong one fails. A model change that adds or merges a state, or breaks or mends an
@@ -91,6 +92,12 @@ func TestSpinAgrees(t *testing.T) {
 		{"renew-at-deadline", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsFirst},
 		{"global-fence", with(none, func(c *model.Config) { c.Resources, c.Ops, c.Grants = 2, 2, 1 }), procsWhole},
 		{"volatile-counter", with(none, func(c *model.Config) { c.Restarts = 1 }), procsWhole},
+		{"accept-higher-token", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsWhole},
+		{"dedup-before-fence", with(none, func(c *model.Config) { c.TTL, c.Ops = 1, 3 }), procsWhole},
+		{"release-advances-fence", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsWhole},
+		{"renew-from-old-deadline", with(none, func(c *model.Config) { c.Ops, c.Grants = 3, 1 }), procsWhole},
+		{"two-step-commit-check", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsNone},
+		{"scheduler-only-check", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -141,7 +148,10 @@ func TestSpinAgrees(t *testing.T) {
 var promelaVariants = map[string]string{"reference": "", "check-then-write": "CHECK_THEN_WRITE",
 	"grant-before-fence": "GRANT_BEFORE_FENCE", "ttl-only-lock": "TTL_ONLY_LOCK", "no-acquire-dedup": "NO_ACQUIRE_DEDUP",
 	"renew-token-only": "RENEW_TOKEN_ONLY", "renew-at-deadline": "RENEW_AT_DEADLINE", "global-fence": "GLOBAL_FENCE",
-	"volatile-counter": "VOLATILE_COUNTER"}
+	"volatile-counter": "VOLATILE_COUNTER", "accept-higher-token": "ACCEPT_HIGHER_TOKEN",
+	"dedup-before-fence": "DEDUP_BEFORE_FENCE", "release-advances-fence": "RELEASE_ADVANCES_FENCE",
+	"renew-from-old-deadline": "RENEW_FROM_OLD_DEADLINE", "two-step-commit-check": "TWO_STEP_COMMIT_CHECK",
+	"scheduler-only-check": "SCHEDULER_ONLY_CHECK"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with -DPRINTF (it
