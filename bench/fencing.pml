@@ -45,6 +45,11 @@
  *   -DSCHEDULER_ONLY_CHECK the sink checks the write against the coordinator's
  *                         lease, then writes in a second step
  *                         (designs.SchedulerOnlyCheck)
+ *   -DRESTART_NO_GRACE    a restarted coordinator grants at once
+ *                         (designs.RestartNoGrace)
+ *   -DFAILOVER_TTL_RESET  a restart keeps the lease table and restarts each
+ *                         valid lease's ttl, with no grace period
+ *                         (designs.FailoverTTLReset)
  */
 
 #ifndef W
@@ -699,21 +704,38 @@ inline deliver(i) {
 	sortmsgs()
 }
 
-/* model.RefRestart: the lease table and the grant in progress are lost, the
+/* model.Design.Restart: what a coordinator restart leaves of r's lease
+ * (RefRestart: nothing; failover-ttl-reset: all, a valid lease's ttl
+ * restarted in full) and of the grace timer (RefRestart: one ttl;
+ * restart-no-grace: none; failover-ttl-reset: as it was) */
+#ifdef FAILOVER_TTL_RESET
+#define RESTARTLEASE(r) if :: lease[r].holder != 0 && lease[r].left1 > 1 -> lease[r].left1 = TTL + 1 :: else fi
+#define RESTARTGRACE skip
+#else
+#define RESTARTLEASE(r) lease[r].holder = 0; lease[r].inc = 0; lease[r].token = 0; lease[r].grant = 0; \
+	lease[r].left1 = 1
+#ifdef RESTART_NO_GRACE
+#define RESTARTGRACE grace1 = 1
+#else
+#define RESTARTGRACE grace1 = TTL + 1
+#endif
+#endif
+
+/* model.stepper.restart: the design's Restart (RefRestart: the lease table
+ * is lost; no grant for one ttl); the grant in progress is lost, the
  * request-id records and the advance numbers (and counters, but under
- * VOLATILE_COUNTER) are durable; no grant for one ttl */
+ * VOLATILE_COUNTER) are durable */
 inline restart() {
 	restarts++;
 	for (r_ : 0 .. R - 1) {
-		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
-		lease[r_].left1 = 1;
+		RESTARTLEASE(r_);
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
 		waiting[r_].seq = 0;
 #ifdef VOLATILE_COUNTER
 		counter[r_] = 0;
 #endif
 	}
-	grace1 = TTL + 1
+	RESTARTGRACE
 }
 
 /* The actions, in the order of model.Machine.Enabled. */

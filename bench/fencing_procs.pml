@@ -17,7 +17,8 @@
  * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE, -DGLOBAL_FENCE,
  * -DVOLATILE_COUNTER, -DACCEPT_HIGHER_TOKEN, -DDEDUP_BEFORE_FENCE,
  * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
- * -DSCHEDULER_ONLY_CHECK (as in fencing.pml).
+ * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET (as in
+ * fencing.pml).
  */
 
 #ifndef W
@@ -512,6 +513,22 @@ inline sendout() {
 #define RENEWED1(r) (TTL + 1)
 #endif
 #define HOLD (grace1 > 1)
+/* model.Design.Restart: what a coordinator restart leaves of r's lease
+ * (RefRestart: nothing; failover-ttl-reset: all, a valid lease's ttl
+ * restarted in full) and of the grace timer (RefRestart: one ttl;
+ * restart-no-grace: none; failover-ttl-reset: as it was) */
+#ifdef FAILOVER_TTL_RESET
+#define RESTARTLEASE(r) if :: lease[r].holder != 0 && lease[r].left1 > 1 -> lease[r].left1 = TTL + 1 :: else fi
+#define RESTARTGRACE skip
+#else
+#define RESTARTLEASE(r) lease[r].holder = 0; lease[r].inc = 0; lease[r].token = 0; lease[r].grant = 0; \
+	lease[r].left1 = 1
+#ifdef RESTART_NO_GRACE
+#define RESTARTGRACE grace1 = 1
+#else
+#define RESTARTGRACE grace1 = TTL + 1
+#endif
+#endif
 
 /* model.stepper.grant to w_ (inc_, req_, sent age_ ticks ago) of tok_ for
  * r_: spec.Judge's fact Granted over the ghost before it */
@@ -667,18 +684,17 @@ active proctype coordinator() {
 	RMsg o; byte o_w; byte o_n; /* the reply being sent */
 	do
 	:: d_step { tick() }
-	:: d_step { restarts < RESTARTS ->               /* model.RefRestart */
+	:: d_step { restarts < RESTARTS ->               /* model.stepper.restart */
 		restarts++;
 		for (r_ : 0 .. R - 1) {
-			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
-			lease[r_].left1 = 1;
+			RESTARTLEASE(r_);
 			waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
 			waiting[r_].seq = 0;
 #ifdef VOLATILE_COUNTER
 			counter[r_] = 0;
 #endif
 		}
-		grace1 = TTL + 1 }
+		RESTARTGRACE }
 	COORDMSG(0)
 #if INFLIGHT > 1
 	COORDMSG(1)

@@ -24,7 +24,8 @@
 #   --variant NAME  the variant checked: check-then-write (default), grant-before-fence,
 #                   ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline,
 #                   global-fence, volatile-counter, accept-higher-token, dedup-before-fence,
-#                   renew-from-old-deadline, scheduler-only-check, or the safe
+#                   renew-from-old-deadline, scheduler-only-check, restart-no-grace,
+#                   failover-ttl-reset, or the safe
 #                   release-advances-fence and two-step-commit-check (no counterexample
 #                   to find)
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
@@ -78,6 +79,8 @@ renew-from-old-deadline) vmacro=RENEW_FROM_OLD_DEADLINE vneed=OPS=3 ;; # an earl
 release-advances-fence) vmacro=RELEASE_ADVANCES_FENCE ;;
 two-step-commit-check) vmacro=TWO_STEP_COMMIT_CHECK ;;
 scheduler-only-check) vmacro=SCHEDULER_ONLY_CHECK ;;
+restart-no-grace) vmacro=RESTART_NO_GRACE vneed=RESTARTS=1 ;; # a restart forgets a lease in use
+failover-ttl-reset) vmacro=FAILOVER_TTL_RESET vneed=RESTARTS=1 ;; # a restart renews every lease
 *) die "unknown variant $vname (run.sh --help lists them)" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
