@@ -50,6 +50,11 @@
  *   -DFAILOVER_TTL_RESET  a restart keeps the lease table and restarts each
  *                         valid lease's ttl, with no grace period
  *                         (designs.FailoverTTLReset)
+ *   -DETCD_REVISIONS      tokens come from one counter for every resource and
+ *                         are granted at once (token plan CounterOnly: the
+ *                         coordinator never advances the sink); a max-token
+ *                         sink, as under ACCEPT_HIGHER_TOKEN
+ *                         (designs.EtcdRevisions)
  */
 
 #ifndef W
@@ -86,6 +91,17 @@
 #define FORGERIES 1
 #endif
 
+/* a max-token sink: it takes any token at least its fence and raises its
+ * fence to it (designs' maxToken and raiseFence) */
+#if defined(ACCEPT_HIGHER_TOKEN) || defined(ETCD_REVISIONS)
+#define MAXTOKSINK
+#endif
+/* the coordinator's counter a resource's tokens come from (model.Design.CounterOf) */
+#ifdef ETCD_REVISIONS
+#define CTR(r) 0
+#else
+#define CTR(r) (r)
+#endif
 #define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0, delay 0 */
 /* model.Machine.forgedToken: above model.Config.MaxToken (one replica, no
  * sink restart), bigger than any token a coordinator can grant */
@@ -193,8 +209,8 @@ Waiting waiting[R];       /* the acquire being granted (in memory) */
 Ded dedup[R * W];         /* durable request-id record, [r*W + w] */
 byte advseq[R];           /* durable: its sequenced advances per resource */
 byte grace1 = 1;          /* Coordinator.U.T + 1: RefHold's grace timer */
-#if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER)
-byte counter[R];          /* token counter: durable (in memory under VOLATILE_COUNTER) */
+#if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER) || defined(ETCD_REVISIONS)
+byte counter[R];          /* token counters: durable (in memory under VOLATILE_COUNTER) */
 #endif
 /* the sink */
 byte fence[R];            /* resource r's is fence[FR(r)] */
@@ -209,7 +225,7 @@ byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fen
 #define ADVFENCE(r) fence[r]
 #define NOTEFENCE(r) skip
 #endif
-#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(ACCEPT_HIGHER_TOKEN)
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK)
 byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
@@ -226,7 +242,7 @@ byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advanc
 #endif
 /* model.Design.Accepted: the sink's fence after it took a write of token t
  * (RefAccepted keeps it; a max-token sink raises it to t) */
-#ifdef ACCEPT_HIGHER_TOKEN
+#ifdef MAXTOKSINK
 #define ACCEPTED(r, t) if :: t > fence[FR(r)] -> fence[FR(r)] = t :: else fi
 #else
 #define ACCEPTED(r, t) skip
@@ -466,11 +482,14 @@ inline acquire() {
 			if
 			:: LEASEVALID(cur) || HOLD -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)
 			:: else ->
+#if defined(GRANT_BEFORE_FENCE) || defined(ETCD_REVISIONS)
+				/* GrantThenFence, CounterOnly: grant the counter's next value */
+				counter[CTR(r_)]++;
+				tok_ = counter[CTR(r_)]; inc_ = cur.inc; req_ = cur.req; age_ = cur.age; live_ = cur.live;
+				newgrant()
 #ifdef GRANT_BEFORE_FENCE
-				counter[r_]++;
-				tok_ = counter[r_]; inc_ = cur.inc; req_ = cur.req; age_ = cur.age; live_ = cur.live;
-				newgrant();
-				SENDADV(AdvanceReq, r_, tok_, 0)           /* unsequenced, unanswered */
+				; SENDADV(AdvanceReq, r_, tok_, 0)         /* unsequenced, unanswered */
+#endif
 #else
 				/* FenceFirst: ask the sink to advance, grant when it answers
 				 * (CounterFirst: to the counter's next value) */
@@ -586,7 +605,7 @@ inline commit() {
 /* model.Design.Check: the sink's check of a write's token */
 #ifdef TTL_ONLY_LOCK
 #define FENCED(t, r) 0
-#elif defined(ACCEPT_HIGHER_TOKEN)
+#elif defined(MAXTOKSINK)
 #define FENCED(t, r) (t < fence[FR(r)])
 #elif defined(SCHEDULER_ONLY_CHECK)
 #define FENCED(t, r) (!(lease[r].holder == cur.worker + 1 && lease[r].inc == cur.inc && \

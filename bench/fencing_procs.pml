@@ -17,8 +17,8 @@
  * -DNO_ACQUIRE_DEDUP, -DRENEW_TOKEN_ONLY, -DRENEW_AT_DEADLINE, -DGLOBAL_FENCE,
  * -DVOLATILE_COUNTER, -DACCEPT_HIGHER_TOKEN, -DDEDUP_BEFORE_FENCE,
  * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
- * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET (as in
- * fencing.pml).
+ * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET,
+ * -DETCD_REVISIONS (as in fencing.pml).
  */
 
 #ifndef W
@@ -59,6 +59,17 @@
 #error "fencing_procs.pml: INFLIGHT 1..3, W 2..3, R 1..2"
 #endif
 
+/* a max-token sink: it takes any token at least its fence and raises its
+ * fence to it (designs' maxToken and raiseFence) */
+#if defined(ACCEPT_HIGHER_TOKEN) || defined(ETCD_REVISIONS)
+#define MAXTOKSINK
+#endif
+/* the coordinator's counter a resource's tokens come from (model.Design.CounterOf) */
+#ifdef ETCD_REVISIONS
+#define CTR(r) 0
+#else
+#define CTR(r) (r)
+#endif
 #define AGECAP (TTL + 2)
 #define FORGED (R * (GRANTS + RESTARTS) + W * OPS + DUPS + 1) /* as fencing.pml's */
 /* CHECK(e, id): assert e, the invariant id, printing "violated: id" first
@@ -206,7 +217,7 @@ byte fence[R];        /* the sink's fences (global: a holder's assertion reads t
 #define ADVFENCE(r) fence[r]
 #define NOTEFENCE(r) skip
 #endif
-#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(ACCEPT_HIGHER_TOKEN)
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK)
 byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
@@ -467,7 +478,7 @@ inline sendout() {
 /* model.Design.Check: the sink's check of a write's token */
 #ifdef TTL_ONLY_LOCK
 #define FENCED(t, r) 0
-#elif defined(ACCEPT_HIGHER_TOKEN)
+#elif defined(MAXTOKSINK)
 #define FENCED(t, r) (t < fence[FR(r)])
 #elif defined(SCHEDULER_ONLY_CHECK)
 #define FENCED(t, r) (!(lease[r].holder == scur.w + 1 && lease[r].inc == scur.inc && \
@@ -476,7 +487,7 @@ inline sendout() {
 #define FENCED(t, r) (t != fence[FR(r)])
 #endif
 /* model.Design.Accepted: the fence after a write of token t is taken */
-#ifdef ACCEPT_HIGHER_TOKEN
+#ifdef MAXTOKSINK
 #define ACCEPTED(r, t) if :: t > fence[FR(r)] -> fence[FR(r)] = t :: else fi
 #else
 #define ACCEPTED(r, t) skip
@@ -574,11 +585,13 @@ inline coord_deliver() {
 			CREPLY(AcquireRep, 0, 0, RepHeld)
 		:: !ANSWERED(cur) && waiting[r_].worker == 0 && !LEASEVALID(r_) && !HOLD &&
 		   ghost[r_].grants < GRANTS ->
+#if defined(GRANT_BEFORE_FENCE) || defined(ETCD_REVISIONS)
+			counter[CTR(r_)]++;
+			tok_ = counter[CTR(r_)]; inc_ = cur.inc; req_ = cur.req; age_ = cur.age;
+			newgrant()
 #ifdef GRANT_BEFORE_FENCE
-			counter[r_]++;
-			tok_ = counter[r_]; inc_ = cur.inc; req_ = cur.req; age_ = cur.age;
-			newgrant();
-			sinkq !! AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0 /* unsequenced, unanswered */
+			; sinkq !! AdvanceReq, 0, r_, 0, tok_, 0, 0, 0, 0, 0 /* unsequenced, unanswered */
+#endif
 #else
 #ifdef VOLATILE_COUNTER
 			counter[r_]++;                                   /* CounterFirst */
@@ -677,7 +690,7 @@ active proctype coordinator() {
 	Ded dedup[R * W];       /* durable (the coordination store) */
 	byte advseq[R];         /* durable */
 	byte grace1 = 1;        /* RefHold's timer, plus one */
-#if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER)
+#if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER) || defined(ETCD_REVISIONS)
 	byte counter[R];        /* durable (in memory under VOLATILE_COUNTER) */
 #endif
 	byte restarts;
