@@ -55,6 +55,13 @@
  *                         coordinator never advances the sink); a max-token
  *                         sink, as under ACCEPT_HIGHER_TOKEN
  *                         (designs.EtcdRevisions)
+ *   -DHOLDER_CLOCK        the holder writes only while its own timer, set to
+ *                         ttl by its acquire's or renew's reply, has time left
+ *                         (designs.HolderClock)
+ *   -DHOLDER_CLOCK_NO_FENCE the same, and the sink checks no token
+ *                         (designs.HolderClockNoFence)
+ *   -DHOLDER_MARGIN       the same, writing only while more than one tick is
+ *                         left (designs.HolderMargin(1))
  */
 
 #ifndef W
@@ -101,6 +108,35 @@
 #define CTR(r) 0
 #else
 #define CTR(r) (r)
+#endif
+/* a holder that counts its lease on its own clock from the reply of its
+ * acquire or renew, and writes only while more than MARGIN ticks are left
+ * (designs' holderTimer; model.Design.OnReply and MayWrite) */
+#if defined(HOLDER_CLOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#define HOLDERTIMER
+#endif
+#ifdef HOLDER_MARGIN
+#define MARGIN 1
+#else
+#define MARGIN 0
+#endif
+/* a sink that checks no token (model.Design.Check ok) */
+#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#define NOCHECK
+#endif
+/* holderTimer: the worker's timer after a reply to its operation */
+#ifdef HOLDERTIMER
+#define ONREPLY(t1, op, code) \
+	if \
+	:: (op == OpAcquire || op == OpRenew) && code == RepOK -> t1 = TTL + 1 \
+	:: op == OpRelease && code == RepOK || code == RepExpired || code == RepNotHolder || code == RepFenced -> \
+		t1 = 1 \
+	:: else \
+	fi
+#define MAYWRITE(t1) (t1 > MARGIN + 1)
+#else
+#define ONREPLY(t1, op, code) skip
+#define MAYWRITE(t1) 1
 #endif
 #define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0, delay 0 */
 /* model.Machine.forgedToken: above model.Config.MaxToken (one replica, no
@@ -184,6 +220,9 @@ typedef Msg {
 typedef Worker {
 	byte inc = 1; byte ops; byte pending; byte res; byte token; byte grant;
 	byte req; bool paused
+#ifdef HOLDERTIMER
+	; byte t1 = 1 /* U.T + 1: the holder's own timer */
+#endif
 };
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
 typedef Ded { byte inc; byte req; byte token; byte grant };
@@ -363,6 +402,11 @@ inline tick() {
 	if :: !ticked -> ticked = 1 :: else fi; /* read, so that Spin's dead-variable
 	                                          * elimination keeps it in the state */
 	if :: grace1 > 0 -> grace1-- :: else fi;
+#ifdef HOLDERTIMER
+	for (w_ : 0 .. W - 1) {
+		if :: wk[w_].t1 > 0 -> wk[w_].t1-- :: else fi
+	}
+#endif
 	for (r_ : 0 .. R - 1) {
 		if
 		:: lease[r_].holder != 0 && lease[r_].left1 > 0 -> lease[r_].left1--
@@ -603,7 +647,7 @@ inline commit() {
 }
 
 /* model.Design.Check: the sink's check of a write's token */
-#ifdef TTL_ONLY_LOCK
+#ifdef NOCHECK
 #define FENCED(t, r) 0
 #elif defined(MAXTOKSINK)
 #define FENCED(t, r) (t < fence[FR(r)])
@@ -687,6 +731,9 @@ inline receive() {
 	:: else ->
 		wk[w_].pending = OpNone;
 		forget(w_);   /* the operation is over: its other messages no longer count */
+#ifdef HOLDERTIMER
+		ONREPLY(wk[w_].t1, cur.kind / 2, cur.code);
+#endif
 		if
 		:: cur.code != RepOK && cur.code != RepReplayed ->
 			if
@@ -770,7 +817,7 @@ inline restart() {
 	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpRelease; \
 		SEND(ReleaseReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, 0, 0, 0, 1); sortmsgs() } \
-	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
+	:: d_step { CANSTART(w) && wk[w].token != 0 && MAYWRITE(wk[w].t1) -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpWrite; \
 		SEND(WriteReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, w + 1, wk[w].token, 0, 1); \
 		sortmsgs() } \

@@ -18,7 +18,8 @@
  * -DVOLATILE_COUNTER, -DACCEPT_HIGHER_TOKEN, -DDEDUP_BEFORE_FENCE,
  * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
  * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET,
- * -DETCD_REVISIONS (as in fencing.pml).
+ * -DETCD_REVISIONS, -DHOLDER_CLOCK, -DHOLDER_CLOCK_NO_FENCE, -DHOLDER_MARGIN (as in
+ * fencing.pml).
  */
 
 #ifndef W
@@ -69,6 +70,35 @@
 #define CTR(r) 0
 #else
 #define CTR(r) (r)
+#endif
+/* a holder that counts its lease on its own clock from the reply of its
+ * acquire or renew, and writes only while more than MARGIN ticks are left
+ * (designs' holderTimer; model.Design.OnReply and MayWrite) */
+#if defined(HOLDER_CLOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#define HOLDERTIMER
+#endif
+#ifdef HOLDER_MARGIN
+#define MARGIN 1
+#else
+#define MARGIN 0
+#endif
+/* a sink that checks no token (model.Design.Check ok) */
+#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#define NOCHECK
+#endif
+/* holderTimer: the worker's timer after a reply to its operation */
+#ifdef HOLDERTIMER
+#define ONREPLY(t1, op, code) \
+	if \
+	:: (op == OpAcquire || op == OpRenew) && code == RepOK -> t1 = TTL + 1 \
+	:: op == OpRelease && code == RepOK || code == RepExpired || code == RepNotHolder || code == RepFenced -> \
+		t1 = 1 \
+	:: else \
+	fi
+#define MAYWRITE(t1) (t1 > MARGIN + 1)
+#else
+#define ONREPLY(t1, op, code) skip
+#define MAYWRITE(t1) 1
 #endif
 #define AGECAP (TTL + 2)
 #define FORGED (R * (GRANTS + RESTARTS) + W * OPS + DUPS + 1) /* as fencing.pml's */
@@ -233,6 +263,9 @@ byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's adva
 #define SEQADVANCE(r) fence[FR(r)]++
 #endif
 byte drops; byte dups; byte forged; /* faults used so far */
+#ifdef HOLDERTIMER
+byte wt1[W] = 1;      /* each worker's timer U.T + 1 (global: the coordinator's tick moves every clock) */
+#endif
 /* the coordinator's grants in progress (in memory: a restart loses them);
  * global so that the network can tell an awaited advance, which the
  * coordinator sends again until answered and the network so does not lose
@@ -267,12 +300,14 @@ hidden byte fate;   /* FNORMAL, FLOSE, FDUP: what the network does to the step's
 #define ZEROR(m) m.kind = 0; m.r = 0; m.inc = 0; m.token = 0; m.req = 0; m.grant = 0; m.code = 0; \
 	m.pw = 0; m.pt = 0; m.op = 0
 
-/* an acquire's reply (model.stepper.receive); the ghost learns of the grant */
-inline acq_reply(m) {
+/* an acquire's reply to worker w (model.stepper.receive); the ghost learns
+ * of the grant */
+inline acq_reply(m, w) {
 	if
 	:: m.kind != AcquireRep || m.inc != inc || m.req != req -> skip /* not the answer to this acquire */
 	:: else ->
 		pending = OpNone;
+		ONREPLY(wt1[w], OpAcquire, m.code);
 		if
 		:: m.code == RepOK ->
 			token = m.token; grant = m.grant; res = m.r;
@@ -285,10 +320,11 @@ inline acq_reply(m) {
 }
 
 /* the reply to any other operation: local only */
-inline op_reply(m) {
+inline op_reply(m, w) {
 	if
 	:: m.kind != pending * 2 || m.inc != inc || m.op != ops -> skip    /* a late reply, or a stale one */
 	:: else ->
+		ONREPLY(wt1[w], pending, m.code);
 		pending = OpNone;
 		if
 		:: m.code != RepOK && m.code != RepReplayed ->
@@ -301,19 +337,19 @@ inline op_reply(m) {
 
 /* take a reply from lane L and handle it with h; the wait ends when it
  * answered the operation */
-#define RCV(L, h) :: d_step { RECV(L, m); h(m) }; if :: pending == OpNone -> break :: else fi
+#define RCV(L, h, w) :: d_step { RECV(L, m); h(m, w) }; if :: pending == OpNone -> break :: else fi
 #if NL > 1
-#define RCV1(L1, h) RCV(L1, h)
+#define RCV1(L1, h, w) RCV(L1, h, w)
 #define DISCARD1(L1) :: DISCARD(L1)
 #else
-#define RCV1(L1, h)
+#define RCV1(L1, h, w)
 #define DISCARD1(L1)
 #endif
 #if NL > 2
-#define RCV2(L2, h) RCV(L2, h)
+#define RCV2(L2, h, w) RCV(L2, h, w)
 #define DISCARD2(L2) :: DISCARD(L2)
 #else
-#define RCV2(L2, h)
+#define RCV2(L2, h, w)
 #define DISCARD2(L2)
 #endif
 #if CRASHES > 0
@@ -328,20 +364,20 @@ inline op_reply(m) {
 #define ACQWAIT(w, CR, L0, L1, L2) \
 	do \
 	:: d_step { MYSEND(L0, L1, L2) -> coordq !! AcquireReq, w, res, inc, 0, req, 0, 0, 0 } \
-	RCV(L0, acq_reply) \
-	RCV1(L1, acq_reply) \
-	RCV2(L2, acq_reply) \
+	RCV(L0, acq_reply, w) \
+	RCV1(L1, acq_reply, w) \
+	RCV2(L2, acq_reply, w) \
 	:: pending = OpNone; break \
 	CRASHED(CR) \
 	od
 
 /* waiting for any other reply: every option is local or an xr receive, so
  * the partial-order reduction may take this worker's steps alone */
-#define OPWAIT(CR, L0, L1, L2) \
+#define OPWAIT(w, CR, L0, L1, L2) \
 	do \
-	RCV(L0, op_reply) \
-	RCV1(L1, op_reply) \
-	RCV2(L2, op_reply) \
+	RCV(L0, op_reply, w) \
+	RCV1(L1, op_reply, w) \
+	RCV2(L2, op_reply, w) \
 	:: pending = OpNone; break \
 	CRASHED(CR) \
 	od
@@ -351,7 +387,7 @@ inline op_reply(m) {
 	:: d_step { CANSTART(L0, L1, L2) && token == 0 -> ops++; req++; pending = OpAcquire; res = r; \
 		coordq !! AcquireReq, w, r, inc, 0, req, 0, 0, 0 }; ACQWAIT(w, CR, L0, L1, L2) \
 	:: d_step { CANSTART(L0, L1, L2) && (token == 0 || res == r) -> ops++; pending = OpRead; res = r; \
-		sinkq !! ReadReq, w, r, inc, 0, 0, 0, 0, 0, ops }; OPWAIT(CR, L0, L1, L2)
+		sinkq !! ReadReq, w, r, inc, 0, 0, 0, 0, 0, ops }; OPWAIT(w, CR, L0, L1, L2)
 
 #if R > 1
 #define STARTRES1(w, CR, L0, L1, L2) STARTRES(w, 1, CR, L0, L1, L2)
@@ -368,15 +404,15 @@ inline op_reply(m) {
 	STARTRES(w, 0, CR, L0, L1, L2) \
 	STARTRES1(w, CR, L0, L1, L2) \
 	:: d_step { CANSTART(L0, L1, L2) && token != 0 -> ops++; pending = OpRenew; \
-		coordq !! RenewReq, w, res, inc, token, 0, grant, ops, 0 }; OPWAIT(CR, L0, L1, L2) \
+		coordq !! RenewReq, w, res, inc, token, 0, grant, ops, 0 }; OPWAIT(w, CR, L0, L1, L2) \
 	:: d_step { CANSTART(L0, L1, L2) && token != 0 -> ops++; pending = OpRelease; \
-		coordq !! ReleaseReq, w, res, inc, token, 0, grant, ops, 0 }; OPWAIT(CR, L0, L1, L2) \
-	:: d_step { CANSTART(L0, L1, L2) && token != 0 -> ops++; pending = OpWrite; \
-		sinkq !! WriteReq, w, res, inc, token, 0, grant, w + 1, token, ops }; OPWAIT(CR, L0, L1, L2) \
+		coordq !! ReleaseReq, w, res, inc, token, 0, grant, ops, 0 }; OPWAIT(w, CR, L0, L1, L2) \
+	:: d_step { CANSTART(L0, L1, L2) && token != 0 && MAYWRITE(wt1[w]) -> ops++; pending = OpWrite; \
+		sinkq !! WriteReq, w, res, inc, token, 0, grant, w + 1, token, ops }; OPWAIT(w, CR, L0, L1, L2) \
 	:: d_step { CANSTART(L0, L1, L2) && token != 0 && forged < FORGERIES -> ops++; pending = OpWrite; forged++; \
-		sinkq !! WriteReq, w, res, inc, FORGED, 0, grant, w + 1, FORGED, ops }; OPWAIT(CR, L0, L1, L2) \
+		sinkq !! WriteReq, w, res, inc, FORGED, 0, grant, w + 1, FORGED, ops }; OPWAIT(w, CR, L0, L1, L2) \
 	:: d_step { CANSTART(L0, L1, L2) && token > 1 && forged < FORGERIES -> ops++; pending = OpWrite; forged++; \
-		sinkq !! WriteReq, w, res, inc, token - 1, 0, grant, w + 1, token - 1, ops }; OPWAIT(CR, L0, L1, L2) \
+		sinkq !! WriteReq, w, res, inc, token - 1, 0, grant, w + 1, token - 1, ops }; OPWAIT(w, CR, L0, L1, L2) \
 	:: DISCARD(L0) /* idle: every reply is stale */ \
 	DISCARD1(L1) \
 	DISCARD2(L2) \
@@ -476,7 +512,7 @@ inline sendout() {
 
 #define DEDK(m) (m.r * W + m.w)
 /* model.Design.Check: the sink's check of a write's token */
-#ifdef TTL_ONLY_LOCK
+#ifdef NOCHECK
 #define FENCED(t, r) 0
 #elif defined(MAXTOKSINK)
 #define FENCED(t, r) (t < fence[FR(r)])
@@ -652,6 +688,11 @@ inline coord_deliver() {
  * requests on their way to it */
 inline tick() {
 	if :: grace1 > 0 -> grace1-- :: else fi;
+#ifdef HOLDERTIMER
+	for (w_ : 0 .. W - 1) {
+		if :: wt1[w_] > 0 -> wt1[w_]-- :: else fi
+	}
+#endif
 	for (r_ : 0 .. R - 1) {
 		if :: lease[r_].holder != 0 && lease[r_].left1 > 0 -> lease[r_].left1-- :: else fi;
 		if :: waiting[r_].worker != 0 && waiting[r_].age < AGECAP -> waiting[r_].age++ :: else fi;

@@ -39,7 +39,7 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the seventeen variants the Promela models have), Spin explores the whole space
+// the twenty variants the Promela models have), Spin explores the whole space
 // of fencing.pml past every assertion violated (pan -c0), and the BFS the
 // whole space too (BFSOptions.Exhaustive): the invariants Spin finds
 // violated (the models' CHECK names each) must be the asserted invariants
@@ -101,6 +101,9 @@ func TestSpinAgrees(t *testing.T) {
 		{"restart-no-grace", with(none, func(c *model.Config) { c.Restarts = 1 }), procsWhole},
 		{"failover-ttl-reset", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Restarts = 2, 1, 1 }), procsWhole},
 		{"etcd-revisions", with(none, func(c *model.Config) { c.Resources, c.Grants = 2, 1 }), procsWhole},
+		{"holder-clock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"holder-clock-no-fence", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"holder-margin", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -155,7 +158,8 @@ var promelaVariants = map[string]string{"reference": "", "check-then-write": "CH
 	"dedup-before-fence": "DEDUP_BEFORE_FENCE", "release-advances-fence": "RELEASE_ADVANCES_FENCE",
 	"renew-from-old-deadline": "RENEW_FROM_OLD_DEADLINE", "two-step-commit-check": "TWO_STEP_COMMIT_CHECK",
 	"scheduler-only-check": "SCHEDULER_ONLY_CHECK", "restart-no-grace": "RESTART_NO_GRACE",
-	"failover-ttl-reset": "FAILOVER_TTL_RESET", "etcd-revisions": "ETCD_REVISIONS"}
+	"failover-ttl-reset": "FAILOVER_TTL_RESET", "etcd-revisions": "ETCD_REVISIONS", "holder-clock": "HOLDER_CLOCK",
+	"holder-clock-no-fence": "HOLDER_CLOCK_NO_FENCE", "holder-margin": "HOLDER_MARGIN"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with -DPRINTF (it
