@@ -62,6 +62,10 @@
  *                         (designs.HolderClockNoFence)
  *   -DHOLDER_MARGIN       the same, writing only while more than one tick is
  *                         left (designs.HolderMargin(1))
+ *   -DLOCK_DELAY_NO_FENCE no grant until 2 ticks after a lease's deadline,
+ *                         and the sink checks no token (designs.LockDelay(2))
+ *   -DSINK_DEADLINE       the sink refuses writes once one ttl has passed
+ *                         since its last advance (designs.SinkDeadline)
  */
 
 #ifndef W
@@ -120,8 +124,33 @@
 #else
 #define MARGIN 0
 #endif
+/* a lock-delay (designs.LockDelay(2)): the coordinator's per-resource timer
+ * RU[r].T, set by model.Design.OnLease to the lease's time left plus the
+ * delay when it grants or renews and cleared by a release, holds off new
+ * grants (Design.Hold) */
+#ifdef LOCK_DELAY_NO_FENCE
+#define LOCKDELAY 2
+#define HOLD(r) (grace1 > 1 || rut1[r] > 1)
+#define ONLEASE(r) rut1[r] = lease[r].left1 + LOCKDELAY
+#define ONRELEASE(r) rut1[r] = 1
+#else
+#define HOLD(r) (grace1 > 1)  /* RefHold */
+#define ONLEASE(r) skip
+#define ONRELEASE(r) skip
+#endif
+/* a sink that refuses a write once one ttl has passed since the last advance
+ * (designs.SinkDeadline: Design.OnAdvance sets its register U[r].T to ttl,
+ * and its Check answers Expired when it is out) */
+#ifdef SINK_DEADLINE
+#define ONADVANCE(r) sinkt1[r] = TTL + 1
+#define SINKEXPIRED(r) (sinkt1[r] <= 1)
+#else
+#define ONADVANCE(r) skip
+#define SINKEXPIRED(r) 0
+#endif
 /* a sink that checks no token (model.Design.Check ok) */
-#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN) || \
+    defined(LOCK_DELAY_NO_FENCE)
 #define NOCHECK
 #endif
 /* holderTimer: the worker's timer after a reply to its operation */
@@ -248,12 +277,18 @@ Waiting waiting[R];       /* the acquire being granted (in memory) */
 Ded dedup[R * W];         /* durable request-id record, [r*W + w] */
 byte advseq[R];           /* durable: its sequenced advances per resource */
 byte grace1 = 1;          /* Coordinator.U.T + 1: RefHold's grace timer */
+#ifdef LOCK_DELAY_NO_FENCE
+byte rut1[R] = 1;         /* Coordinator.RU[r].T + 1: the lock-delay */
+#endif
 #if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER) || defined(ETCD_REVISIONS)
 byte counter[R];          /* token counters: durable (in memory under VOLATILE_COUNTER) */
 #endif
 /* the sink */
 byte fence[R];            /* resource r's is fence[FR(r)] */
 byte sinkseq[R];          /* Sink.AdvSeq: the last sequenced advance applied */
+#ifdef SINK_DEADLINE
+byte sinkt1[R] = 1;       /* Sink.U[r].T + 1: the time left since the last advance */
+#endif
 #ifdef GLOBAL_FENCE
 byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fence[r]) */
 #define FR(r) 0
@@ -402,6 +437,16 @@ inline tick() {
 	if :: !ticked -> ticked = 1 :: else fi; /* read, so that Spin's dead-variable
 	                                          * elimination keeps it in the state */
 	if :: grace1 > 0 -> grace1-- :: else fi;
+#ifdef LOCK_DELAY_NO_FENCE
+	for (r_ : 0 .. R - 1) {
+		if :: rut1[r_] > 0 -> rut1[r_]-- :: else fi
+	}
+#endif
+#ifdef SINK_DEADLINE
+	for (r_ : 0 .. R - 1) {
+		if :: sinkt1[r_] > 0 -> sinkt1[r_]-- :: else fi
+	}
+#endif
 #ifdef HOLDERTIMER
 	for (w_ : 0 .. W - 1) {
 		if :: wk[w_].t1 > 0 -> wk[w_].t1-- :: else fi
@@ -467,13 +512,12 @@ inline tick() {
 #else
 #define RENEWED1(r) (TTL + 1)
 #endif
-#define HOLD (grace1 > 1)                                                 /* RefHold */
 
 /* model.Machine.deliverable */
 #define DELIVERABLE(m) \
 	((m.kind == AcquireRep || m.kind == RenewRep || m.kind == ReleaseRep || \
 	  m.kind == WriteRep || m.kind == ReadRep) -> !wk[m.worker].paused : \
-	 (m.kind == AcquireReq -> (ANSWERED(m) || waiting[m.res].worker != 0 || LEASEVALID(m) || HOLD || \
+	 (m.kind == AcquireReq -> (ANSWERED(m) || waiting[m.res].worker != 0 || LEASEVALID(m) || HOLD(m.res) || \
 	                            (ghost[m.res].grants < GRANTS && GRANTROOM)) : \
 	  (m.kind == ReleaseReq -> RELEASEROOM : 1)))
 
@@ -499,6 +543,7 @@ inline newgrant() {
 	ghost[r_].g[gi_ - 1].released = 0;
 	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
 	lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
+	ONLEASE(r_);
 	k_ = r_ * W + w_;
 	dedup[k_].inc = inc_; dedup[k_].req = req_; dedup[k_].token = tok_; dedup[k_].grant = gi_;
 	ghost[r_].answered[w_] = ghost[r_].answered[w_] | (1 << (req_ - 1));
@@ -524,7 +569,7 @@ inline acquire() {
 			fi
 		:: else ->
 			if
-			:: LEASEVALID(cur) || HOLD -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)
+			:: LEASEVALID(cur) || HOLD(r_) -> REPLY(AcquireRep, 0, 0, RepHeld, 0, 0)
 			:: else ->
 #if defined(GRANT_BEFORE_FENCE) || defined(ETCD_REVISIONS)
 				/* GrantThenFence, CounterOnly: grant the counter's next value */
@@ -560,11 +605,11 @@ inline sinkadvance() {
 		:: cur.token > fence[FR(r_)] -> fence[FR(r_)] = cur.token /* GrantThenFence's */
 		:: else
 		fi;
-		NOTEADV(r_)
+		NOTEADV(r_); ONADVANCE(r_)
 	:: cur.req != 0 && cur.req < sinkseq[r_] -> skip /* a late copy of an older advance */
 	:: cur.req != 0 && cur.req >= sinkseq[r_] ->
 		if
-		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; SEQADVANCE(r_); NOTESEQ(r_)
+		:: cur.req > sinkseq[r_] -> sinkseq[r_] = cur.req; SEQADVANCE(r_); NOTESEQ(r_); ONADVANCE(r_)
 		:: else                                  /* a retry: the same answer */
 		fi;
 		SENDADV(AdvanceRep, r_, ADVFENCE(r_), cur.req)
@@ -600,7 +645,7 @@ inline renew() {
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
 			        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 			        gi_ + 1 < ghost[r_].grants), renew-validity);
-			lease[r_].left1 = RENEWED1(r_);
+			lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
 			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
 			ghost[r_].g[gi_].late1 = TTL + 1;
@@ -616,7 +661,7 @@ inline release() {
 	:: lease[r_].holder != cur.worker + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
 		REPLY(ReleaseRep, 0, 0, RepNotHolder, 0, 0)
 	:: else ->
-		ghost[r_].g[lease[r_].grant - 1].released = 1;
+		ghost[r_].g[lease[r_].grant - 1].released = 1; ONRELEASE(r_);
 		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 		lease[r_].left1 = 1;
 #ifdef RELEASE_ADVANCES_FENCE
@@ -692,7 +737,8 @@ inline write() {
 	if
 	:: REPLAYFIRST(r_) -> commit()
 	:: !REPLAYFIRST(r_) && FENCED(cur.token, r_) -> FENCEDREPLY
-	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) ->
+	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) && SINKEXPIRED(r_) -> REPLY(WriteRep, 0, 0, RepExpired, 0, 0)
+	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) && !SINKEXPIRED(r_) ->
 #ifdef TWOSTEP
 		PREPARED(r_);
 		SEND(Commit, cur.worker, cur.res, cur.inc, cur.token, cur.req, cur.grant, cur.code,

@@ -18,8 +18,8 @@
  * -DVOLATILE_COUNTER, -DACCEPT_HIGHER_TOKEN, -DDEDUP_BEFORE_FENCE,
  * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
  * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET,
- * -DETCD_REVISIONS, -DHOLDER_CLOCK, -DHOLDER_CLOCK_NO_FENCE, -DHOLDER_MARGIN (as in
- * fencing.pml).
+ * -DETCD_REVISIONS, -DHOLDER_CLOCK, -DHOLDER_CLOCK_NO_FENCE, -DHOLDER_MARGIN,
+ * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE (as in fencing.pml).
  */
 
 #ifndef W
@@ -82,8 +82,33 @@
 #else
 #define MARGIN 0
 #endif
+/* a lock-delay (designs.LockDelay(2)): the coordinator's per-resource timer
+ * RU[r].T, set by model.Design.OnLease to the lease's time left plus the
+ * delay when it grants or renews and cleared by a release, holds off new
+ * grants (Design.Hold) */
+#ifdef LOCK_DELAY_NO_FENCE
+#define LOCKDELAY 2
+#define HOLD(r) (grace1 > 1 || rut1[r] > 1)
+#define ONLEASE(r) rut1[r] = lease[r].left1 + LOCKDELAY
+#define ONRELEASE(r) rut1[r] = 1
+#else
+#define HOLD(r) (grace1 > 1)  /* RefHold */
+#define ONLEASE(r) skip
+#define ONRELEASE(r) skip
+#endif
+/* a sink that refuses a write once one ttl has passed since the last advance
+ * (designs.SinkDeadline: Design.OnAdvance sets its register U[r].T to ttl,
+ * and its Check answers Expired when it is out) */
+#ifdef SINK_DEADLINE
+#define ONADVANCE(r) sinkt1[r] = TTL + 1
+#define SINKEXPIRED(r) (sinkt1[r] <= 1)
+#else
+#define ONADVANCE(r) skip
+#define SINKEXPIRED(r) 0
+#endif
 /* a sink that checks no token (model.Design.Check ok) */
-#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN) || \
+    defined(LOCK_DELAY_NO_FENCE)
 #define NOCHECK
 #endif
 /* holderTimer: the worker's timer after a reply to its operation */
@@ -263,6 +288,9 @@ byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's adva
 #define SEQADVANCE(r) fence[FR(r)]++
 #endif
 byte drops; byte dups; byte forged; /* faults used so far */
+#ifdef SINK_DEADLINE
+byte sinkt1[R] = 1;   /* the sink's timers, plus one (global: the coordinator's tick moves every clock) */
+#endif
 #ifdef HOLDERTIMER
 byte wt1[W] = 1;      /* each worker's timer U.T + 1 (global: the coordinator's tick moves every clock) */
 #endif
@@ -559,7 +587,6 @@ inline sendout() {
 #else
 #define RENEWED1(r) (TTL + 1)
 #endif
-#define HOLD (grace1 > 1)
 /* model.Design.Restart: what a coordinator restart leaves of r's lease
  * (RefRestart: nothing; failover-ttl-reset: all, a valid lease's ttl
  * restarted in full) and of the grace timer (RefRestart: one ttl;
@@ -593,6 +620,7 @@ inline newgrant() {
 	ghost[r_].answered[w_] = ghost[r_].answered[w_] | (1 << (req_ - 1));
 	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
 	lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
+	ONLEASE(r_);
 	k_ = r_ * W + w_;
 	dedup[k_].inc = inc_; dedup[k_].req = req_; dedup[k_].token = tok_; dedup[k_].grant = gi_;
 	REPLY(w_, AcquireRep, r_, inc_, tok_, req_, gi_, RepOK, 0, 0, 0)
@@ -617,9 +645,9 @@ inline coord_deliver() {
 				sinkq !! AdvanceReq, 0, r_, 0, WAITTOK(r_), waiting[r_].seq, 0, 0, 0, 0 /* a retry drives the advance */
 			:: else -> CREPLY(AcquireRep, 0, 0, RepHeld)      /* the resource is being granted */
 			fi
-		:: !ANSWERED(cur) && waiting[r_].worker == 0 && (LEASEVALID(r_) || HOLD) ->
+		:: !ANSWERED(cur) && waiting[r_].worker == 0 && (LEASEVALID(r_) || HOLD(r_)) ->
 			CREPLY(AcquireRep, 0, 0, RepHeld)
-		:: !ANSWERED(cur) && waiting[r_].worker == 0 && !LEASEVALID(r_) && !HOLD &&
+		:: !ANSWERED(cur) && waiting[r_].worker == 0 && !LEASEVALID(r_) && !HOLD(r_) &&
 		   ghost[r_].grants < GRANTS ->
 #if defined(GRANT_BEFORE_FENCE) || defined(ETCD_REVISIONS)
 			counter[CTR(r_)]++;
@@ -650,7 +678,7 @@ inline coord_deliver() {
 				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
 				        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 				        gi_ + 1 < ghost[r_].grants), renew-validity);
-				lease[r_].left1 = RENEWED1(r_);
+				lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
 				code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 				if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
 				ghost[r_].g[gi_].late1 = TTL + 1;
@@ -662,7 +690,7 @@ inline coord_deliver() {
 		:: lease[r_].holder != w_ + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
 			CREPLY(ReleaseRep, 0, 0, RepNotHolder)
 		:: else ->
-			ghost[r_].g[lease[r_].grant - 1].released = 1;
+			ghost[r_].g[lease[r_].grant - 1].released = 1; ONRELEASE(r_);
 			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 			lease[r_].left1 = 1;
 #ifdef RELEASE_ADVANCES_FENCE
@@ -688,6 +716,16 @@ inline coord_deliver() {
  * requests on their way to it */
 inline tick() {
 	if :: grace1 > 0 -> grace1-- :: else fi;
+#ifdef LOCK_DELAY_NO_FENCE
+	for (r_ : 0 .. R - 1) {
+		if :: rut1[r_] > 0 -> rut1[r_]-- :: else fi
+	}
+#endif
+#ifdef SINK_DEADLINE
+	for (r_ : 0 .. R - 1) {
+		if :: sinkt1[r_] > 0 -> sinkt1[r_]-- :: else fi
+	}
+#endif
 #ifdef HOLDERTIMER
 	for (w_ : 0 .. W - 1) {
 		if :: wt1[w_] > 0 -> wt1[w_]-- :: else fi
@@ -731,6 +769,9 @@ active proctype coordinator() {
 	Ded dedup[R * W];       /* durable (the coordination store) */
 	byte advseq[R];         /* durable */
 	byte grace1 = 1;        /* RefHold's timer, plus one */
+#ifdef LOCK_DELAY_NO_FENCE
+	byte rut1[R] = 1;       /* the lock-delay timers, plus one */
+#endif
 #if defined(GRANT_BEFORE_FENCE) || defined(VOLATILE_COUNTER) || defined(ETCD_REVISIONS)
 	byte counter[R];        /* durable (in memory under VOLATILE_COUNTER) */
 #endif
@@ -812,7 +853,9 @@ inline sink_deliver() {
 	if
 	:: scur.kind == WriteReq && REPLAYFIRST(r_) -> store()
 	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && FENCED(scur.token, r_) -> FENCEDREPLY
-	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && !FENCED(scur.token, r_) ->
+	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && !FENCED(scur.token, r_) && SINKEXPIRED(r_) ->
+		SREPLY(WriteRep, RepExpired, 0, 0)
+	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && !FENCED(scur.token, r_) && !SINKEXPIRED(r_) ->
 #ifdef TWOSTEP
 		PREPARED(r_);
 		SQPUSH(prepq, scur)                 /* checked; written in a later step */
@@ -828,10 +871,10 @@ inline sink_deliver() {
 			:: scur.token > fence[FR(r_)] -> fence[FR(r_)] = scur.token
 			:: else
 			fi;
-			NOTEADV(r_)
+			NOTEADV(r_); ONADVANCE(r_)
 		:: scur.req != 0 && scur.req < sinkseq[r_] -> skip
 		:: scur.req != 0 && scur.req >= sinkseq[r_] ->
-			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; SEQADVANCE(r_); NOTESEQ(r_) :: else fi;
+			if :: scur.req > sinkseq[r_] -> sinkseq[r_] = scur.req; SEQADVANCE(r_); NOTESEQ(r_); ONADVANCE(r_) :: else fi;
 			coordq !! AdvanceRep, 0, r_, 0, ADVFENCE(r_), scur.req, 0, 0, 0
 		fi
 	fi

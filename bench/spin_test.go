@@ -39,7 +39,7 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the twenty variants the Promela models have), Spin explores the whole space
+// the twenty-two variants the Promela models have), Spin explores the whole space
 // of fencing.pml past every assertion violated (pan -c0), and the BFS the
 // whole space too (BFSOptions.Exhaustive): the invariants Spin finds
 // violated (the models' CHECK names each) must be the asserted invariants
@@ -104,6 +104,8 @@ func TestSpinAgrees(t *testing.T) {
 		{"holder-clock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"holder-clock-no-fence", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"holder-margin", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"lock-delay-no-fence", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"sink-deadline", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -159,7 +161,8 @@ var promelaVariants = map[string]string{"reference": "", "check-then-write": "CH
 	"renew-from-old-deadline": "RENEW_FROM_OLD_DEADLINE", "two-step-commit-check": "TWO_STEP_COMMIT_CHECK",
 	"scheduler-only-check": "SCHEDULER_ONLY_CHECK", "restart-no-grace": "RESTART_NO_GRACE",
 	"failover-ttl-reset": "FAILOVER_TTL_RESET", "etcd-revisions": "ETCD_REVISIONS", "holder-clock": "HOLDER_CLOCK",
-	"holder-clock-no-fence": "HOLDER_CLOCK_NO_FENCE", "holder-margin": "HOLDER_MARGIN"}
+	"holder-clock-no-fence": "HOLDER_CLOCK_NO_FENCE", "holder-margin": "HOLDER_MARGIN",
+	"lock-delay-no-fence": "LOCK_DELAY_NO_FENCE", "sink-deadline": "SINK_DEADLINE"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with -DPRINTF (it
