@@ -66,6 +66,14 @@
  *                         and the sink checks no token (designs.LockDelay(2))
  *   -DSINK_DEADLINE       the sink refuses writes once one ttl has passed
  *                         since its last advance (designs.SinkDeadline)
+ *   -DPRODUCER_EPOCHS     the sink keeps each worker's highest incarnation and
+ *                         refuses an older one's writes, not other holders'
+ *                         (designs.ProducerEpochs)
+ *   -DROW_VERSION_CAS     a write carries the row version its worker last read
+ *                         and succeeds only if the row is still at it, which
+ *                         bumps the version (designs.RowVersionCAS)
+ *   -DVOLATILE_SINK_FENCE a sink restart resets the fences to zero
+ *                         (designs.VolatileSinkFence; with SINKRESTARTS)
  */
 
 #ifndef W
@@ -100,6 +108,9 @@
 #endif
 #ifndef FORGERIES
 #define FORGERIES 1
+#endif
+#ifndef SINKRESTARTS
+#define SINKRESTARTS 0
 #endif
 
 /* a max-token sink: it takes any token at least its fence and raises its
@@ -170,7 +181,7 @@
 #define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0, delay 0 */
 /* model.Machine.forgedToken: above model.Config.MaxToken (one replica, no
  * sink restart), bigger than any token a coordinator can grant */
-#define FORGED (R * (GRANTS + RESTARTS) + W * OPS + DUPS + 1)
+#define FORGED (R * (GRANTS + RESTARTS + SINKRESTARTS) + W * OPS + DUPS + 1)
 #if defined(GRANT_BEFORE_FENCE) || defined(RELEASE_ADVANCES_FENCE)
 #define MAXMSG 8                   /* model.MaxMsgs: a grant's or a release's advance comes on top */
 #else
@@ -234,9 +245,11 @@
  * (past the deadline), 1 means 0 (at it). */
 
 /* Msg.u, the design's byte (model.Msg.U), is kept only where it can be
- * other than 0: under TWO_STEP_COMMIT_CHECK a read's reply carries the sink's
- * register A (model.stepper.read) */
-#ifdef TWO_STEP_COMMIT_CHECK
+ * other than 0: a read's reply carries the sink's register A
+ * (model.stepper.read), which TWO_STEP_COMMIT_CHECK, PRODUCER_EPOCHS and
+ * ROW_VERSION_CAS write, and under ROW_VERSION_CAS a write carries the
+ * version its worker read (model.Design.Stamp) */
+#if defined(TWO_STEP_COMMIT_CHECK) || defined(PRODUCER_EPOCHS) || defined(ROW_VERSION_CAS)
 #define MSGU
 #endif
 typedef Msg {
@@ -251,6 +264,9 @@ typedef Worker {
 	byte req; bool paused
 #ifdef HOLDERTIMER
 	; byte t1 = 1 /* U.T + 1: the holder's own timer */
+#endif
+#ifdef ROW_VERSION_CAS
+	; byte a      /* U.A: the row version it last read */
 #endif
 };
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
@@ -299,7 +315,7 @@ byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fen
 #define ADVFENCE(r) fence[r]
 #define NOTEFENCE(r) skip
 #endif
-#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK)
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK) || defined(VOLATILE_SINK_FENCE)
 byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
@@ -318,8 +334,39 @@ byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advanc
  * (RefAccepted keeps it; a max-token sink raises it to t) */
 #ifdef MAXTOKSINK
 #define ACCEPTED(r, t) if :: t > fence[FR(r)] -> fence[FR(r)] = t :: else fi
+#elif defined(PRODUCER_EPOCHS)            /* the writer's epoch raised to its incarnation */
+#define ACCEPTED(r, t) if :: cur.inc > EPOCH(r, cur.worker) -> EPOCH(r, cur.worker) = cur.inc :: else fi
+#elif defined(ROW_VERSION_CAS)            /* the row's version bumped (kept below 4) */
+#define ACCEPTED(r, t) if :: version[r] < 3 -> version[r]++ :: else fi
 #else
 #define ACCEPTED(r, t) skip
+#endif
+/* the sink's register A a read's reply carries (0 where no design writes it) */
+#ifdef TWO_STEP_COMMIT_CHECK
+#define READU(r) sinka[r]
+#elif defined(PRODUCER_EPOCHS)            /* workers 0 and 1's epochs, four bits each */
+#define READU(r) (EPOCH(r, 0) | (EPOCH(r, 1) << 4))
+#elif defined(ROW_VERSION_CAS)
+#define READU(r) version[r]
+#endif
+#ifdef PRODUCER_EPOCHS
+byte epoch[R * W];        /* Sink.U[r]: the highest incarnation of each worker it took a write from */
+#define EPOCH(r, w) epoch[(r) * W + (w)]
+#endif
+#ifdef ROW_VERSION_CAS
+byte version[R];          /* Sink.U[r].A: the row's version */
+#endif
+/* the design's byte a worker's write carries (model.Design.Stamp) */
+#ifdef ROW_VERSION_CAS
+#define STAMPWRITE(w) SETU(wk[w].a)
+#else
+#define STAMPWRITE(w) skip
+#endif
+/* model.Design.SinkRestart: what a sink restart leaves of the fences */
+#ifdef VOLATILE_SINK_FENCE
+#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0 }
+#else
+#define SINKRESTARTFENCES skip
 #endif
 Result result[R];         /* the result of task r (key = task identity) */
 #ifdef TWO_STEP_COMMIT_CHECK
@@ -351,6 +398,8 @@ hidden byte inc_;
 hidden byte req_;
 hidden byte age_;
 hidden byte live_;
+hidden byte excl_;  /* newgrant: some earlier grant is still valid */
+hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 
 /* a total order over messages (any total order gives the same canonical
  * states as fencecheck's): two packed keys */
@@ -525,14 +574,17 @@ inline tick() {
  * request req_, sent age_ ticks ago) for resource r_, answered with live_.
  * spec.Judge's fact Granted is asserted over the ghost state before it. */
 inline newgrant() {
+	excl_ = 0; mono_ = 0; /* each CHECK once a transition, as spec.Judge sets a bit once */
 	i_ = 0;
 	do
 	:: i_ < ghost[r_].grants ->
-		CHECK(ghost[r_].g[i_].released || ghost[r_].g[i_].early1 <= 1, exclusive-lease);
-		CHECK(ghost[r_].g[i_].token < tok_, token-monotonic);
+		if :: !ghost[r_].g[i_].released && ghost[r_].g[i_].early1 > 1 -> excl_ = 1 :: else fi;
+		if :: ghost[r_].g[i_].token >= tok_ -> mono_ = 1 :: else fi;
 		i_++
 	:: else -> break
 	od;
+	CHECK(!excl_, exclusive-lease);
+	CHECK(!mono_, token-monotonic);
 	CHECK((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0, acquire-idempotent);
 	ghost[r_].grants++; gi_ = ghost[r_].grants;
 	ghost[r_].g[gi_ - 1].worker = w_ + 1;
@@ -699,6 +751,10 @@ inline commit() {
 #elif defined(SCHEDULER_ONLY_CHECK)
 #define FENCED(t, r) (!(lease[r].holder == cur.worker + 1 && lease[r].inc == cur.inc && \
                         lease[r].token == t && lease[r].left1 > 1)) /* RefOwns, Left > 0 */
+#elif defined(PRODUCER_EPOCHS)
+#define FENCED(t, r) (cur.inc < EPOCH(r, cur.worker))
+#elif defined(ROW_VERSION_CAS)
+#define FENCED(t, r) (cur.u != version[r])
 #else
 #define FENCED(t, r) (t != fence[FR(r)])
 #endif
@@ -742,7 +798,7 @@ inline write() {
 #ifdef TWOSTEP
 		PREPARED(r_);
 		SEND(Commit, cur.worker, cur.res, cur.inc, cur.token, cur.req, cur.grant, cur.code,
-		     cur.pw, cur.pt, cur.age, cur.live)
+		     cur.pw, cur.pt, cur.age, cur.live); SETU(cur.u)
 #else
 		commit()
 #endif
@@ -761,7 +817,7 @@ inline commitstep() {
 /* model.stepper.read */
 inline read() {
 	REPLY(ReadRep, 0, 0, RepOK, result[cur.res].writer, result[cur.res].token);
-	SETU(sinka[cur.res])
+	SETU(READU(cur.res))
 }
 
 /* model.State.normal: a worker with neither an outstanding operation nor a
@@ -779,6 +835,9 @@ inline receive() {
 		forget(w_);   /* the operation is over: its other messages no longer count */
 #ifdef HOLDERTIMER
 		ONREPLY(wk[w_].t1, cur.kind / 2, cur.code);
+#endif
+#ifdef ROW_VERSION_CAS
+		if :: cur.kind == ReadRep -> wk[w_].a = cur.u :: else fi; /* the version it read */
 #endif
 		if
 		:: cur.code != RepOK && cur.code != RepReplayed ->
@@ -850,6 +909,24 @@ inline restart() {
 	RESTARTGRACE
 }
 
+/* model.stepper.sinkRestart: the design's SinkRestart; the sink's record of
+ * the advances it applied is kept, and a two-step write it had checked but
+ * not committed is lost */
+#if SINKRESTARTS > 0
+byte sinkrestarts;
+inline sinkrestart() {
+	sinkrestarts++;
+	SINKRESTARTFENCES;
+	k_ = 0;
+	do
+	:: k_ < nmsg && msg[k_].kind == Commit -> removemsg(k_)
+	:: k_ < nmsg && msg[k_].kind != Commit -> k_++
+	:: else -> break
+	od;
+	sortmsgs()
+}
+#endif
+
 /* The actions, in the order of model.Machine.Enabled. */
 
 #define CANSTART(w) (!wk[w].paused && wk[w].pending == OpNone && wk[w].ops < OPS && nmsg < INFLIGHT)
@@ -866,15 +943,15 @@ inline restart() {
 	:: d_step { CANSTART(w) && wk[w].token != 0 && MAYWRITE(wk[w].t1) -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpWrite; \
 		SEND(WriteReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, w + 1, wk[w].token, 0, 1); \
-		sortmsgs() } \
+		STAMPWRITE(w); sortmsgs() } \
 	:: d_step { CANSTART(w) && wk[w].token != 0 && forged < FORGERIES -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpWrite; forged++; \
 		SEND(WriteReq, w, wk[w].res, wk[w].inc, FORGED, 0, wk[w].grant, 0, w + 1, FORGED, 0, 1); \
-		sortmsgs() } \
+		STAMPWRITE(w); sortmsgs() } \
 	:: d_step { CANSTART(w) && wk[w].token > 1 && forged < FORGERIES -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpWrite; forged++; \
 		SEND(WriteReq, w, wk[w].res, wk[w].inc, wk[w].token - 1, 0, wk[w].grant, 0, w + 1, wk[w].token - 1, 0, 1); \
-		sortmsgs() } \
+		STAMPWRITE(w); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending == OpAcquire && nmsg < INFLIGHT -> \
 		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending != OpNone -> \
@@ -930,6 +1007,9 @@ active proctype system() {
 #endif
 #endif
 	:: d_step { restarts < RESTARTS -> restart() }
+#if SINKRESTARTS > 0
+	:: d_step { sinkrestarts < SINKRESTARTS -> sinkrestart() }
+#endif
 	MSG(0, 1)
 	MSG(1, NOTPREV(1))
 #if MAXMSG > 2

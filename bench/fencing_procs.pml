@@ -19,7 +19,9 @@
  * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
  * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET,
  * -DETCD_REVISIONS, -DHOLDER_CLOCK, -DHOLDER_CLOCK_NO_FENCE, -DHOLDER_MARGIN,
- * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE (as in fencing.pml).
+ * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE, -DPRODUCER_EPOCHS, -DVOLATILE_SINK_FENCE
+ * (as in fencing.pml; SINKRESTARTS, default 0, bounds the sink's restarts).
+ * Not -DROW_VERSION_CAS: its replies carry no design byte.
  */
 
 #ifndef W
@@ -54,6 +56,12 @@
 #endif
 #ifndef FORGERIES
 #define FORGERIES 1
+#endif
+#ifndef SINKRESTARTS
+#define SINKRESTARTS 0
+#endif
+#ifdef ROW_VERSION_CAS
+#error "fencing_procs.pml: no ROW_VERSION_CAS (a reply carries no design byte)"
 #endif
 
 #if INFLIGHT < 1 || INFLIGHT > 3 || W < 2 || W > 3 || R < 1 || R > 2
@@ -126,7 +134,7 @@
 #define MAYWRITE(t1) 1
 #endif
 #define AGECAP (TTL + 2)
-#define FORGED (R * (GRANTS + RESTARTS) + W * OPS + DUPS + 1) /* as fencing.pml's */
+#define FORGED (R * (GRANTS + RESTARTS + SINKRESTARTS) + W * OPS + DUPS + 1) /* as fencing.pml's */
 /* CHECK(e, id): assert e, the invariant id, printing "violated: id" first
  * when e is false, as in fencing.pml. Every CHECK is inside a d_step. */
 #define CHECK(e, id) \
@@ -272,7 +280,7 @@ byte fence[R];        /* the sink's fences (global: a holder's assertion reads t
 #define ADVFENCE(r) fence[r]
 #define NOTEFENCE(r) skip
 #endif
-#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK)
+#if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK) || defined(VOLATILE_SINK_FENCE)
 byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
@@ -320,6 +328,8 @@ hidden byte inc_;
 hidden byte req_;
 hidden byte age_;
 hidden byte fate;   /* FNORMAL, FLOSE, FDUP: what the network does to the step's reply */
+hidden byte excl_;  /* newgrant: some earlier grant is still valid */
+hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 
 /* ---- the workers ---- */
 
@@ -544,6 +554,8 @@ inline sendout() {
 #define FENCED(t, r) 0
 #elif defined(MAXTOKSINK)
 #define FENCED(t, r) (t < fence[FR(r)])
+#elif defined(PRODUCER_EPOCHS)
+#define FENCED(t, r) (scur.inc < EPOCH(r, scur.w))
 #elif defined(SCHEDULER_ONLY_CHECK)
 #define FENCED(t, r) (!(lease[r].holder == scur.w + 1 && lease[r].inc == scur.inc && \
                         lease[r].token == t && lease[r].left1 > 1)) /* the coordinator's lease */
@@ -553,8 +565,17 @@ inline sendout() {
 /* model.Design.Accepted: the fence after a write of token t is taken */
 #ifdef MAXTOKSINK
 #define ACCEPTED(r, t) if :: t > fence[FR(r)] -> fence[FR(r)] = t :: else fi
+#elif defined(PRODUCER_EPOCHS)            /* the writer's epoch raised to its incarnation */
+#define ACCEPTED(r, t) if :: scur.inc > EPOCH(r, scur.w) -> EPOCH(r, scur.w) = scur.inc :: else fi
 #else
 #define ACCEPTED(r, t) skip
+#endif
+#define EPOCH(r, w) epoch[(r) * W + (w)]  /* the sink's, under PRODUCER_EPOCHS */
+/* model.Design.SinkRestart: what a sink restart leaves of the fences */
+#ifdef VOLATILE_SINK_FENCE
+#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0 }
+#else
+#define SINKRESTARTFENCES skip
 #endif
 /* model.Design.ReplayFirst: a write to a task with a result is stored
  * (replayed or refused) before its token is checked */
@@ -607,10 +628,13 @@ inline sendout() {
 /* model.stepper.grant to w_ (inc_, req_, sent age_ ticks ago) of tok_ for
  * r_: spec.Judge's fact Granted over the ghost before it */
 inline newgrant() {
+	excl_ = 0; mono_ = 0; /* each CHECK once a step, as spec.Judge sets a bit once */
 	for (k_ : 1 .. ghost[r_].grants) {
-		CHECK(ghost[r_].g[k_ - 1].released || ghost[r_].g[k_ - 1].early1 <= 1, exclusive-lease);
-		CHECK(ghost[r_].g[k_ - 1].token < tok_, token-monotonic)
+		if :: !ghost[r_].g[k_ - 1].released && ghost[r_].g[k_ - 1].early1 > 1 -> excl_ = 1 :: else fi;
+		if :: ghost[r_].g[k_ - 1].token >= tok_ -> mono_ = 1 :: else fi
 	}
+	CHECK(!excl_, exclusive-lease);
+	CHECK(!mono_, token-monotonic);
 	CHECK((ghost[r_].answered[w_] & (1 << (req_ - 1))) == 0, acquire-idempotent);
 	ghost[r_].grants++; gi_ = ghost[r_].grants;
 	ghost[r_].g[gi_ - 1].worker = w_ + 1; ghost[r_].g[gi_ - 1].inc = inc_;
@@ -905,8 +929,23 @@ active proctype sink() {
 #ifdef TWO_STEP_COMMIT_CHECK
 	byte sinka[R];          /* the token the last write checked was prepared with */
 #endif
+#ifdef PRODUCER_EPOCHS
+	byte epoch[R * W];      /* each worker's highest incarnation it took a write from */
+#endif
+#if SINKRESTARTS > 0
+	byte sinkrestarts;
+#endif
 	RMsg o; byte o_w; byte o_n;
 	do
+#if SINKRESTARTS > 0
+	:: d_step { sinkrestarts < SINKRESTARTS ->     /* model.stepper.sinkRestart */
+		sinkrestarts++;
+		SINKRESTARTFENCES;
+#ifdef TWOSTEP
+		do :: len(prepq) > 0 -> SQPOP(prepq, scur) :: else -> break od; /* checked writes are lost */
+#endif
+		skip }
+#endif
 	SINKMSG(0)
 #if INFLIGHT > 1
 	SINKMSG(1)

@@ -18,16 +18,14 @@
 #   --bound faults  OPS=1 TTL=2 INFLIGHT=1 and every fault budget 1: 479,204 states
 #   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: not measured since the four-step grant
 #                   (25M states before it); several GB for Spin
-#   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES)
+#   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES
+#                   SINKRESTARTS)
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
-#   --variant NAME  the variant checked: check-then-write (default), grant-before-fence,
-#                   ttl-only-lock, no-acquire-dedup, renew-token-only, renew-at-deadline,
-#                   global-fence, volatile-counter, accept-higher-token, dedup-before-fence,
-#                   renew-from-old-deadline, scheduler-only-check, restart-no-grace,
-#                   failover-ttl-reset, or the safe
-#                   release-advances-fence and two-step-commit-check (no counterexample
-#                   to find)
+#   --variant NAME  the design checked (default check-then-write): any that the Promela
+#                   models have (an unknown NAME lists them); the safe ones (release-advances-fence,
+#                   two-step-commit-check, holder-clock, sink-deadline) have no counterexample
+#                   to find
 #   --no-procs      leave out fencing_procs.pml (its state space is larger at most bounds)
 #   --baseline REV  also build fencebench from git revision REV (git archive) and run
 #                   each fencebench run with it, right after the same run of this tree,
@@ -64,6 +62,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+vprocs=1 # fencing_procs.pml has the design
 case $vname in
 check-then-write) vmacro=CHECK_THEN_WRITE ;;
 grant-before-fence) vmacro=GRANT_BEFORE_FENCE ;;
@@ -81,7 +80,16 @@ two-step-commit-check) vmacro=TWO_STEP_COMMIT_CHECK ;;
 scheduler-only-check) vmacro=SCHEDULER_ONLY_CHECK ;;
 restart-no-grace) vmacro=RESTART_NO_GRACE vneed=RESTARTS=1 ;; # a restart forgets a lease in use
 failover-ttl-reset) vmacro=FAILOVER_TTL_RESET vneed=RESTARTS=1 ;; # a restart renews every lease
-*) die "unknown variant $vname (run.sh --help lists them)" ;;
+etcd-revisions) vmacro=ETCD_REVISIONS ;;
+holder-clock) vmacro=HOLDER_CLOCK ;;
+holder-clock-no-fence) vmacro=HOLDER_CLOCK_NO_FENCE ;;
+holder-margin) vmacro=HOLDER_MARGIN ;;
+lock-delay-no-fence) vmacro=LOCK_DELAY_NO_FENCE ;;
+sink-deadline) vmacro=SINK_DEADLINE ;;
+producer-epochs) vmacro=PRODUCER_EPOCHS ;;
+row-version-cas) vmacro=ROW_VERSION_CAS vneed=OPS=3 vprocs=0 ;; # a read, then a write with its version
+volatile-sink-fence) vmacro=VOLATILE_SINK_FENCE vneed=SINKRESTARTS=1 ;; # a sink restart resets the fence
+*) die "unknown variant $vname: the Promela models have $(sed -n 's/^\([a-z-]*\)) vmacro=.*/\1/p' "$0" | tr '\n' ' ')" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
 command -v gcc >/dev/null || die "gcc not found: the Spin verifier is C (apt-get install gcc)"
@@ -94,7 +102,7 @@ command -v timeout >/dev/null || die "timeout (coreutils) not found"
 
 # The bound: Promela macro = fencebench flag.
 declare -A cfg=([W]=2 [R]=1 [TTL]=1 [OPS]=2 [GRANTS]=2 [INFLIGHT]=2 [DROPS]=1 [DUPS]=0 [CRASHES]=0
-	[RESTARTS]=0 [FORGERIES]=0)
+	[RESTARTS]=0 [FORGERIES]=0 [SINKRESTARTS]=0)
 hashw=24
 case $bound in
 small) ;;
@@ -109,14 +117,21 @@ for k in "${!over[@]}"; do
 	cfg[$k]=${over[$k]}
 done
 declare -A flagname=([W]=workers [R]=resources [TTL]=ttl [OPS]=ops [GRANTS]=grants [INFLIGHT]=inflight
-	[DROPS]=drops [DUPS]=dups [CRASHES]=crashes [RESTARTS]=restarts [FORGERIES]=forgeries)
-order=(W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES)
-defs=() flags=() shown=()
-for k in "${order[@]}"; do
-	defs+=("-D$k=${cfg[$k]}")
-	flags+=("-${flagname[$k]}" "${cfg[$k]}")
-	shown+=("$k=${cfg[$k]}")
-done
+	[DROPS]=drops [DUPS]=dups [CRASHES]=crashes [RESTARTS]=restarts [FORGERIES]=forgeries
+	[SINKRESTARTS]=sink-restarts)
+order=(W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES SINKRESTARTS)
+# bound_args: the Promela -D macros (defs), fencebench's flags (flags; no
+# -sink-restarts 0, which an older fencebench of --baseline lacks) and the
+# bound shown (shown), from cfg
+bound_args() {
+	defs=() flags=() shown=()
+	for k in "${order[@]}"; do
+		defs+=("-D$k=${cfg[$k]}")
+		[ "$k" = SINKRESTARTS ] && [ "${cfg[$k]}" = 0 ] || flags+=("-${flagname[$k]}" "${cfg[$k]}")
+		shown+=("$k=${cfg[$k]}")
+	done
+}
+bound_args
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fencebench.XXXXXX")
 cleanup() { if [ $keep = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi; }
@@ -391,17 +406,12 @@ fi
 if [ $variant = 1 ]; then
 	echo
 	for k in OPS INFLIGHT; do [ "${cfg[$k]}" -ge 2 ] || cfg[$k]=2; done
-	for k in DUPS CRASHES RESTARTS FORGERIES; do cfg[$k]=0; done
+	for k in DUPS CRASHES RESTARTS FORGERIES SINKRESTARTS; do cfg[$k]=0; done
 	if [ -n "$vneed" ]; then
 		k=${vneed%=*} n=${vneed#*=}
 		[ "${cfg[$k]}" -ge "$n" ] || cfg[$k]=$n
 	fi
-	defs=() flags=() shown=()
-	for k in "${order[@]}"; do
-		defs+=("-D$k=${cfg[$k]}")
-		flags+=("-${flagname[$k]}" "${cfg[$k]}")
-		shown+=("$k=${cfg[$k]}")
-	done
+	bound_args
 	echo "# variant $vname at ${shown[*]}: spin -a -D$vmacro; pan -m200000 (stops at the first assertion violation)"
 	# spin_variant dir file name extra-gcc-flags...
 	spin_variant() {
@@ -420,10 +430,12 @@ if [ $variant = 1 ]; then
 		fi
 	}
 	echo "Spin, fencing.pml:       $(spin_variant "$tmp" fencing.pml var -DNOREDUCE)"
-	[ $procs = 1 ] && echo "Spin, fencing_procs.pml: $(spin_variant "$tmp/procs" fencing_procs.pml var_procs)"
+	[ $procs = 1 ] && [ $vprocs = 0 ] && echo "Spin, fencing_procs.pml: not run (it has no $vname)"
+	[ $procs = 1 ] && [ $vprocs = 1 ] && echo "Spin, fencing_procs.pml: $(spin_variant "$tmp/procs" fencing_procs.pml var_procs)"
 	if [ $spin_only = 0 ]; then
 		"$tmp/fencebench" "${flags[@]}" -variant "$vname" -runs "hc:$cores" >"$tmp/fc_var.out" 2>&1 || true
 		echo "fencecheck:              $(awk '{ for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }
-			printf "stopped=%s violation=%s at depth %s (a shortest counterexample), after %s states, %s s", v["stopped"], v["violation"], v["depth"], v["states"], v["seconds"] }' "$tmp/fc_var.out")"
+			if (v["violation"] == "-") printf "stopped=%s, no violation, %s states, depth %s, %s s", v["stopped"], v["states"], v["depth"], v["seconds"]
+			else printf "stopped=%s violation=%s at depth %s (a shortest counterexample), after %s states, %s s", v["stopped"], v["violation"], v["depth"], v["states"], v["seconds"] }' "$tmp/fc_var.out")"
 	fi
 fi

@@ -39,21 +39,23 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the twenty-two variants the Promela models have), Spin explores the whole space
-// of fencing.pml past every assertion violated (pan -c0), and the BFS the
-// whole space too (BFSOptions.Exhaustive): the invariants Spin finds
-// violated (the models' CHECK names each) must be the asserted invariants
-// the BFS finds violated, and Spin must store the same number of distinct
-// states and take the same transitions (one more: Spin's initial step).
-// The same set is asked of fencing_procs.pml on the bound with every fault
-// and on each variant's but two-step-commit-check's (safe, so nothing would
-// stop its 9M-state search); on the two largest of these its whole space
-// (5M states) is too large for a test, and its search stops at the first
-// assertion violated: there it must only find one exactly when the BFS
-// does. The bounds violate every asserted invariant, so that a CHECK naming
-// the wrong one fails. A model change that adds or merges a state, or breaks or mends an
-// invariant, in either model, shows here. Spin and gcc are needed (test.sh
-// installs them); without them the test is skipped, or fails when CI=true.
+// the twenty-five variants the Promela models have), Spin explores the
+// whole space of fencing.pml past every assertion violated (pan -c0), and
+// the BFS the whole space too (BFSOptions.Exhaustive): the invariants Spin
+// finds violated (the models' CHECK names each) must be the asserted
+// invariants the BFS finds violated, each on as many transitions (Spin's
+// "violated: id" lines against BFSResult.Violations), and Spin must store
+// the same number of distinct states and take the same transitions (one
+// more: Spin's initial step). The same set is asked of fencing_procs.pml on
+// each bound but two: two-step-commit-check's (safe, so nothing would stop
+// its 9M-state search) and row-version-cas's (not in that model); on
+// check-then-write's its whole space (5M states) is too large for a test,
+// and its search stops at the first assertion violated: there it must only
+// find one exactly when the BFS does. The bounds violate every asserted
+// invariant, so that a CHECK naming the wrong one fails. A model change
+// that adds or merges a state, or breaks or mends an invariant, in either
+// model, shows here. Spin and gcc are needed (test.sh installs them);
+// without them the test is skipped, or fails when CI=true.
 func TestSpinAgrees(t *testing.T) {
 	for _, tool := range []string{"spin", "gcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -83,13 +85,12 @@ func TestSpinAgrees(t *testing.T) {
 		{"reference", with(none, func(c *model.Config) { c.Resources, c.Ops, c.Grants = 2, 2, 1 }), procsNone},
 		{"reference", with(none, func(c *model.Config) { c.Workers = 3 }), procsNone},
 		{"reference", with(none, func(c *model.Config) { c.TTL, c.Ops = 3, 2 }), procsNone},
-		{"check-then-write", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsFirst},
 		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
 		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"no-acquire-dedup", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
 		{"renew-token-only", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Crashes = 2, 1, 1 }), procsWhole},
-		{"renew-at-deadline", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsFirst},
+		{"renew-at-deadline", with(none, func(c *model.Config) { c.TTL, c.Ops = 1, 2 }), procsWhole},
 		{"global-fence", with(none, func(c *model.Config) { c.Resources, c.Ops, c.Grants = 2, 2, 1 }), procsWhole},
 		{"volatile-counter", with(none, func(c *model.Config) { c.Restarts = 1 }), procsWhole},
 		{"accept-higher-token", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsWhole},
@@ -106,11 +107,17 @@ func TestSpinAgrees(t *testing.T) {
 		{"holder-margin", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"lock-delay-no-fence", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"sink-deadline", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"producer-epochs", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"row-version-cas", with(none, func(c *model.Config) { c.Ops = 3 }), procsNone},
+		{"volatile-sink-fence", with(none, func(c *model.Config) { c.SinkRestarts = 1 }), procsWhole},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
 			b.variant, b.c.Workers, b.c.Resources, b.c.TTL, b.c.Ops, b.c.Grants, b.c.InFlight,
 			b.c.Drops, b.c.Dups, b.c.Crashes, b.c.Restarts, b.c.Forgeries)
+		if b.c.SinkRestarts > 0 {
+			name += fmt.Sprintf("_sinkRestarts%d", b.c.SinkRestarts)
+		}
 		t.Run(name, func(t *testing.T) {
 			v, err := spec.LookupVariant(designs.All(), b.variant)
 			if err != nil {
@@ -143,6 +150,15 @@ func TestSpinAgrees(t *testing.T) {
 						p.file, p.violated.IDs(), want.IDs(), res.ViolatedIDs)
 				}
 			}
+			counts := map[string]uint64{}
+			for id, n := range res.Violations {
+				if spec.SetOf(id)&asserted != 0 {
+					counts[id] = n
+				}
+			}
+			if got := runs[0].counts; fmt.Sprint(got) != fmt.Sprint(counts) {
+				t.Errorf("Spin on fencing.pml: violating transitions %v; BFS: %v", got, counts)
+			}
 			if all := runs[0]; all.states != res.States || all.transitions != res.Transitions+1 {
 				t.Errorf("Spin on fencing.pml: %d states, %d transitions; BFS: %d states, %d transitions (+1: %d)",
 					all.states, all.transitions, res.States, res.Transitions, res.Transitions+1)
@@ -162,7 +178,8 @@ var promelaVariants = map[string]string{"reference": "", "check-then-write": "CH
 	"scheduler-only-check": "SCHEDULER_ONLY_CHECK", "restart-no-grace": "RESTART_NO_GRACE",
 	"failover-ttl-reset": "FAILOVER_TTL_RESET", "etcd-revisions": "ETCD_REVISIONS", "holder-clock": "HOLDER_CLOCK",
 	"holder-clock-no-fence": "HOLDER_CLOCK_NO_FENCE", "holder-margin": "HOLDER_MARGIN",
-	"lock-delay-no-fence": "LOCK_DELAY_NO_FENCE", "sink-deadline": "SINK_DEADLINE"}
+	"lock-delay-no-fence": "LOCK_DELAY_NO_FENCE", "sink-deadline": "SINK_DEADLINE", "producer-epochs": "PRODUCER_EPOCHS",
+	"row-version-cas": "ROW_VERSION_CAS", "volatile-sink-fence": "VOLATILE_SINK_FENCE"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with -DPRINTF (it
@@ -185,7 +202,7 @@ func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...st
 		v    int
 	}{{"W", c.Workers}, {"R", c.Resources}, {"TTL", c.TTL}, {"OPS", c.Ops}, {"GRANTS", c.Grants},
 		{"INFLIGHT", c.InFlight}, {"DROPS", c.Drops}, {"DUPS", c.Dups}, {"CRASHES", c.Crashes},
-		{"RESTARTS", c.Restarts}, {"FORGERIES", c.Forgeries}} {
+		{"RESTARTS", c.Restarts}, {"FORGERIES", c.Forgeries}, {"SINKRESTARTS", c.SinkRestarts}} {
 		args = append(args, fmt.Sprintf("-D%s=%d", d.name, d.v))
 	}
 	macro, ok := promelaVariants[variant]
@@ -208,6 +225,7 @@ type panRun struct {
 	whole                       bool
 	states, transitions, errors uint64
 	violated                    spec.Set
+	counts                      map[string]uint64 // the "violated: id" lines of each id
 }
 
 var (
@@ -233,7 +251,7 @@ func runPan(t *testing.T, file, pan string, whole bool) panRun {
 		args = append(args, "-c0")
 	}
 	out := run(t, filepath.Dir(pan), pan, args...)
-	r := panRun{file: file, whole: whole}
+	r := panRun{file: file, whole: whole, counts: map[string]uint64{}}
 	for _, f := range []struct {
 		re *regexp.Regexp
 		n  *uint64
@@ -251,6 +269,7 @@ func runPan(t *testing.T, file, pan string, whole bool) panRun {
 			t.Fatalf("pan of %s printed %q: no invariant of spec.Invariants", file, m[0])
 		}
 		r.violated |= id
+		r.counts[m[1]]++
 	}
 	if uint64(len(lines)) != r.errors {
 		t.Fatalf("pan of %s: %d errors but %d \"violated:\" lines: an assert without CHECK?", file, r.errors, len(lines))

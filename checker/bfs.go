@@ -201,6 +201,16 @@ type BFSResult struct {
 	// lists them.
 	Violated    spec.Set `json:"-"`
 	ViolatedIDs []string `json:"violated"`
+	// Violations counts, for each invariant in Violated, the judged
+	// transitions that violate it (of the same transitions as Violated).
+	// Under symmetry or a reduction they are the transitions of the
+	// reduced graph; in an unreduced Exhaustive search that ends
+	// complete, every transition of the state space that violates it (what
+	// Spin's pan -c0 counts as assertion violations, one per transition
+	// and invariant: bench's TestSpinAgrees compares them). Nil when the
+	// search resumed from a checkpoint of format version 5 or earlier,
+	// which did not save them; a merged result adds the jobs' up.
+	Violations map[string]uint64 `json:"violations,omitempty"`
 	// Reached counts, per scene, the judged transitions that reached it:
 	// what the search covered, not only what it did not find.
 	Reached Coverage `json:"reached"`
@@ -382,6 +392,7 @@ type chunkOut struct {
 	keys     []byte
 	used     uint64 // bytes of cands and keys before dropStored
 	violated spec.Set
+	counts   [maxInvariants]uint64 // the chunk's transitions violating each invariant
 	trans    uint64
 	probes   uint64              // lookups of simulating states (ReduceBudgets, ReduceAges)
 	reached  Coverage            // transitions that reached each scene
@@ -482,10 +493,15 @@ type bfs struct {
 	exps      []expander
 	unreduced uint64
 	trans     uint64
-	budgets   bool   // ReduceBudgets applies
-	ages      bool   // ReduceAges applies
-	simulated bool   // either: a successor is looked up while its chunk expands
-	probes    uint64 // their lookups and subsume's
+	// counts is, for each invariant, the judged transitions that violate
+	// it (BFSResult.Violations); countsLost, that the search resumed from a
+	// checkpoint that did not save them
+	counts     [maxInvariants]uint64
+	countsLost bool
+	budgets    bool   // ReduceBudgets applies
+	ages       bool   // ReduceAges applies
+	simulated  bool   // either: a successor is looked up while its chunk expands
+	probes     uint64 // their lookups and subsume's
 	// omission is the omission bound (BFSResult.OmissionBound) so far:
 	// the sum, over the lookups made with hash compaction, of the number
 	// of stored states each was expected to match wrongly. The lookups of
@@ -864,6 +880,7 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 	m := b.m
 	out.cands, out.keys = out.cands[:0], out.keys[:0]
 	out.violated, out.trans, out.probes, out.stop, out.first = 0, 0, 0, edge{}, [maxInvariants]edge{}
+	out.counts = [maxInvariants]uint64{}
 	out.reached = Coverage{}
 	lo := k * chunkStates
 	hi := min(lo+chunkStates, len(b.cur))
@@ -1119,8 +1136,11 @@ func kept(e *expander, out *chunkOut, key []byte, h hash) bool {
 func (b *bfs) noteViolation(out *chunkOut, v spec.Set, e edge) {
 	out.violated |= v
 	for i := range maxInvariants {
-		if v&(1<<i) != 0 && !out.first[i].ok {
-			out.first[i] = e
+		if v&(1<<i) != 0 {
+			out.counts[i]++
+			if !out.first[i].ok {
+				out.first[i] = e
+			}
 		}
 	}
 	if v&b.stop != 0 && !out.stop.ok {
@@ -1141,6 +1161,9 @@ func (b *bfs) collect() {
 		out := &b.outs[k]
 		b.violated |= out.violated
 		b.trans += out.trans
+		for i, n := range out.counts {
+			b.counts[i] += n
+		}
 		b.countProbes(out.probes)
 		b.reached.Merge(out.reached)
 		for i := range maxInvariants {
@@ -1483,6 +1506,9 @@ func (b *bfs) result(stopped string) BFSResult {
 	if b.opt.HashCompact {
 		r.OmissionBound = min(1, b.omission)
 	}
+	if !b.countsLost {
+		r.Violations = countsOf(b.counts)
+	}
 	r.BytesPerState = float64(r.StoredBytes) / float64(n)
 	if stopped == StopMaxStates || stopped == StopCancelled || stopped == StopMemory {
 		p := Project(b.levels)
@@ -1492,6 +1518,21 @@ func (b *bfs) result(stopped string) BFSResult {
 		}
 	}
 	return r
+}
+
+// countsOf is counts, indexed by an invariant's bit in a spec.Set, by the
+// invariants' IDs; nil when every count is 0.
+func countsOf(counts [maxInvariants]uint64) map[string]uint64 {
+	var m map[string]uint64
+	for i, n := range counts {
+		if n > 0 {
+			if m == nil {
+				m = map[string]uint64{}
+			}
+			m[(spec.Set(1) << i).IDs()[0]] = n
+		}
+	}
+	return m
 }
 
 // within is what the search had done when the level it is in began (its

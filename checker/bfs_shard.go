@@ -34,9 +34,9 @@ func stopRank(stopped string) int {
 // the whole search: the union of the verdicts, for each invariant the
 // shortest counterexample over the jobs (the first job's on a tie), and
 // the counts added up. Levels above the split depth are every job's; below
-// it they are added up, and so are States, Transitions, Unreduced and Subsumed,
-// which count the states several jobs searched once per job: upper bounds
-// of the distinct states. Elapsed is the longest job's; the merged search
+// it they are added up, and so are States, Transitions, Unreduced, Subsumed
+// and Violations, which count the states several jobs searched once per job:
+// upper bounds (Violations is nil when a job's is unknown). Elapsed is the longest job's; the merged search
 // is complete when every job is; when one stopped early, Projection sums
 // the jobs' totals, projected for those that stopped early. Counterexample
 // and Shortest[].Run are set only when the jobs' results have them (not
@@ -46,6 +46,7 @@ func MergeResults(rs []BFSResult) BFSResult {
 	m.Stopped = StopComplete
 	m.Shards = len(rs)
 	shortest := map[string]Shortest{}
+	countsKnown := true
 	bestCx := -1
 	var omission float64
 	for i, r := range rs {
@@ -55,6 +56,15 @@ func MergeResults(rs []BFSResult) BFSResult {
 		}
 		m.States += r.States
 		m.Transitions += r.Transitions
+		if countsKnown && r.Violations == nil && r.Violated|spec.SetOf(r.ViolatedIDs...) != 0 {
+			countsKnown = false // a job resumed from a checkpoint that had not counted them
+		}
+		for id, n := range r.Violations {
+			if m.Violations == nil {
+				m.Violations = map[string]uint64{}
+			}
+			m.Violations[id] += n
+		}
 		m.Reached.Merge(r.Reached)
 		m.Unreduced += r.Unreduced
 		m.Subsumed += r.Subsumed
@@ -93,6 +103,9 @@ func MergeResults(rs []BFSResult) BFSResult {
 		if s, ok := shortest[inv.ID]; ok {
 			m.Shortest = append(m.Shortest, s)
 		}
+	}
+	if !countsKnown {
+		m.Violations = nil
 	}
 	m.Again = mergeAgain(rs)
 	m.Complete = m.Stopped == StopComplete

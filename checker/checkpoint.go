@@ -32,7 +32,7 @@ const CheckpointFile = "bfs.checkpoint"
 // before it and the end marker. Integers are little-endian.
 const (
 	checkpointMagic   = "fencecheck BFS checkpoint\n"
-	checkpointVersion = 5 // 3 and 4 are read too: the same, with one table a part (and none dense in 3)
+	checkpointVersion = 6 // 3 to 5 are read too: the same without the violations counted (and with one table a part in 3 and 4, none dense in 3)
 	checkpointEnd     = "end of checkpoint\n"
 	maxHeader         = 1 << 20
 )
@@ -72,6 +72,7 @@ type mark struct {
 	layeredAt        uint64
 	reached          Coverage
 	violated         spec.Set
+	counts           [maxInvariants]uint64
 	first            [maxInvariants]edge
 	start, stride    uint32
 	spilled          uint64
@@ -103,16 +104,21 @@ type ckSearch struct {
 
 // ckLevel is the search as the level Depth starts.
 type ckLevel struct {
-	Depth       int               `json:"depth"`
-	Levels      []uint64          `json:"levels"`
-	States      uint64            `json:"states"`
-	Transitions uint64            `json:"transitions"`
-	Unreduced   uint64            `json:"unreduced"`
-	Violated    []string          `json:"violated"`
-	First       map[string]ckEdge `json:"first"` // each invariant's first violating transition
-	Reached     Coverage          `json:"reached"`
-	HashCompact bool              `json:"hashCompact"` // how the visited set is stored
-	CompactedAt uint64            `json:"compactedAt"`
+	Depth       int      `json:"depth"`
+	Levels      []uint64 `json:"levels"`
+	States      uint64   `json:"states"`
+	Transitions uint64   `json:"transitions"`
+	Unreduced   uint64   `json:"unreduced"`
+	Violated    []string `json:"violated"`
+	// Violations is BFSResult.Violations (version 6 on); ViolationsLost,
+	// that the search resumed from a checkpoint without them, so that it
+	// has none to report.
+	Violations     map[string]uint64 `json:"violations,omitempty"`
+	ViolationsLost bool              `json:"violationsLost,omitempty"`
+	First          map[string]ckEdge `json:"first"` // each invariant's first violating transition
+	Reached        Coverage          `json:"reached"`
+	HashCompact    bool              `json:"hashCompact"` // how the visited set is stored
+	CompactedAt    uint64            `json:"compactedAt"`
 	// DenseAt is BFSResult.DenseAt; Dense tells that the visited set's
 	// tables were let fill to 7/8 (stateSet.dense). Neither is in a
 	// version-3 checkpoint, which had no dense table.
@@ -153,6 +159,7 @@ func (b *bfs) mark() {
 		mk.arenas[i] = b.seen.arenas[i].size
 	}
 	mk.trans, mk.unreduced, mk.reached, mk.violated, mk.first = b.trans, b.unreduced, b.reached, b.violated, b.first
+	mk.counts = b.counts
 	mk.probes, mk.subsumed, mk.omission = b.probes, b.subsumed, b.omission
 	mk.dense, mk.denseAt, mk.layeredAt = b.seen.dense(), b.denseAt, b.layeredAt
 	for i, p := range b.seen.parts {
@@ -489,7 +496,7 @@ func (b *bfs) header() ckHeader {
 		}
 	}
 	return ckHeader{Search: b.disk.identity, Level: ckLevel{Depth: b.depth, Levels: b.levels, States: mk.states,
-		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Omission: mk.omission, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), First: first,
+		Transitions: mk.trans, Unreduced: mk.unreduced, Probes: mk.probes, Omission: mk.omission, Subsumed: mk.subsumed, Violated: nonNil(mk.violated.IDs()), Violations: countsOf(mk.counts), ViolationsLost: b.countsLost, First: first,
 		Reached: mk.reached, HashCompact: b.opt.HashCompact, CompactedAt: b.compactedAt, DenseAt: mk.denseAt, Dense: mk.dense, LayeredAt: mk.layeredAt, Start: mk.start,
 		Stride: mk.stride, Frontier: uint64(b.levelLen()), Spilled: b.disk.cur != nil || b.disk.next != nil,
 		SpilledBytes: mk.spilled, Elapsed: mk.elapsed}}
@@ -763,6 +770,17 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			return r.err
 		}
 	}
+	var counts [maxInvariants]uint64 // none before version 6
+	for id, n := range lv.Violations {
+		s := spec.SetOf(id) & spec.SetOf(lv.Violated...)
+		if s == 0 || n == 0 {
+			r.corrupt("%d violations of %q", n, id)
+			return r.err
+		}
+		if version >= 6 {
+			counts[bits.TrailingZeros16(uint16(s))] = n
+		}
+	}
 	var first [maxInvariants]edge
 	for id, e := range lv.First {
 		s := spec.SetOf(id)
@@ -929,6 +947,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.trans, b.unreduced, b.reached, b.first = lv.Transitions, lv.Unreduced, lv.Reached, first
 	b.probes, b.subsumed, b.omission = lv.Probes, lv.Subsumed, lv.Omission
 	b.violated = spec.SetOf(lv.Violated...)
+	b.counts, b.countsLost = counts, version < 6 || lv.ViolationsLost
 	b.opt.HashCompact, b.compactedAt, b.denseAt, b.layeredAt = lv.HashCompact, lv.CompactedAt, lv.DenseAt, lv.LayeredAt
 	b.disk.spilled = lv.SpilledBytes
 	b.start = time.Now().Add(-lv.Elapsed)

@@ -17,7 +17,8 @@ type plain struct {
 	states, trans, subsumed, probes, unreduced uint64
 	levels                                     []uint64
 	violated                                   spec.Set
-	shortest                                   map[string]int // the shortest counterexample's length per invariant violated
+	shortest                                   map[string]int    // the shortest counterexample's length per invariant violated
+	violations                                 map[string]uint64 // the transitions violating each
 }
 
 // searchPlainly is a breadth-first search written for the tests alone,
@@ -34,7 +35,7 @@ type plain struct {
 // counts in Probes. Without the budgets and ages reductions its states
 // are a plain breadth-first search's, in any order.
 func searchPlainly(m *model.Machine, sym model.Symmetry, red model.Reduction, maxDepth int) plain {
-	r := plain{shortest: map[string]int{}}
+	r := plain{shortest: map[string]int{}, violations: map[string]uint64{}}
 	canon := m.NewCanon(sym)
 	budgets := m.Applies(red)&model.ReduceBudgets != 0
 	ages := m.Applies(red)&model.ReduceAges != 0
@@ -98,7 +99,11 @@ func searchPlainly(m *model.Machine, sym model.Symmetry, red model.Reduction, ma
 						f := m.Next(&t, &acts[a])
 						r.trans++
 						if f.Kind != model.NoFact {
-							if v := spec.Judge(m, &s, f, &t); v&^r.violated != 0 {
+							v := spec.Judge(m, &s, f, &t)
+							for _, id := range v.IDs() {
+								r.violations[id]++
+							}
+							if v&^r.violated != 0 {
 								for _, id := range (v &^ r.violated).IDs() {
 									r.shortest[id] = depth + 1
 								}
@@ -143,7 +148,7 @@ func searchPlainly(m *model.Machine, sym model.Symmetry, red model.Reduction, ma
 // counted, so that the omission bound sums the match mass over the
 // lookups one after another would make; and, without dead-delivered
 // (whose verdicts a second search makes), the same invariants violated at
-// the same shortest lengths.
+// the same shortest lengths, each by the same number of transitions.
 func TestBFSMatchesPlainSearch(t *testing.T) {
 	type tc struct {
 		name  string
@@ -185,12 +190,15 @@ func TestBFSMatchesPlainSearch(t *testing.T) {
 				got := plain{states: r.States, trans: r.Transitions, subsumed: r.Subsumed, probes: r.Probes,
 					unreduced: r.Unreduced, levels: r.Levels}
 				if k.red&model.ReduceDeadDelivered == 0 {
-					got.violated, got.shortest = r.Violated, map[string]int{}
+					got.violated, got.shortest, got.violations = r.Violated, map[string]int{}, r.Violations
+					if got.violations == nil {
+						got.violations = map[string]uint64{}
+					}
 					for _, s := range r.Shortest {
 						got.shortest[s.Invariant] = s.Length
 					}
 				} else {
-					got.violated, got.shortest = want.violated, want.shortest
+					got.violated, got.shortest, got.violations = want.violated, want.shortest, want.violations
 				}
 				if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
 					t.Fatalf("%s, hash-compact %v, %d goroutines:\n BFS   %s\n plain %s", k.name, hc, gor, g, w)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"maps"
 	"os"
 	"reflect"
 	"runtime"
@@ -60,7 +61,7 @@ func sameSearch(t *testing.T, what string, want, got BFSResult) {
 	if want.MaxDepth != got.MaxDepth || want.Complete != got.Complete || !reflect.DeepEqual(want.Reached, got.Reached) ||
 		!slices.Equal(want.ViolatedIDs, got.ViolatedIDs) || !slices.Equal(want.Trace, got.Trace) ||
 		want.HashCompact != got.HashCompact || want.CompactedAt != got.CompactedAt || want.DenseAt != got.DenseAt || want.LayeredAt != got.LayeredAt ||
-		want.OmissionBound != got.OmissionBound {
+		want.OmissionBound != got.OmissionBound || !maps.Equal(want.Violations, got.Violations) {
 		t.Fatalf("%s: results differ:\n%+v\n%+v", what, want, got)
 	}
 	for i := range want.Shortest {
