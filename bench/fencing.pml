@@ -2,8 +2,9 @@
  * fencing.pml: fencecheck's reference lease + fencing protocol in Promela,
  * for benchmarking against Spin. It mirrors model/step.go and
  * model/enabled.go (the reference design: every model.Design decision the
- * Ref* one, token plan FenceFirst; one coordinator replica, no clock skew,
- * no delay or pause bound, no sink crash) state for state: one fencecheck
+ * Ref* one, token plan FenceFirst; one coordinator replica, no delay or
+ * pause bound, by default no clock skew and no sink crash) and, one macro
+ * at a time, 25 other designs of the catalogue, state for state: one fencecheck
  * action is one d_step of the single process `system`, and the global
  * variables are fencecheck's canonical state (model.Machine.Encode) minus the
  * fields that are constant or derived in this configuration.
@@ -12,8 +13,9 @@
  * Bounds (override with -D on the spin command line, e.g. spin -a -DOPS=2):
  *   W workers (2..3), R resources (1..2), TTL, OPS per worker (<= 8), GRANTS
  *   per resource, INFLIGHT messages (<= 7), DROPS, DUPS, CRASHES (worker
- *   crash+restart), RESTARTS (coordinator), FORGERIES.
- * Buggy variants (one at a time):
+ *   crash+restart), RESTARTS (coordinator), FORGERIES, SINKRESTARTS (default
+ *   0), SKEW (0..2, default 0).
+ * Designs other than the reference (one at a time):
  *   -DCHECK_THEN_WRITE    the sink checks the fence and writes in two steps
  *                         (designs.CheckThenWrite)
  *   -DGRANT_BEFORE_FENCE  the token is granted from the coordinator's counter
@@ -74,6 +76,9 @@
  *                         bumps the version (designs.RowVersionCAS)
  *   -DVOLATILE_SINK_FENCE a sink restart resets the fences to zero
  *                         (designs.VolatileSinkFence; with SINKRESTARTS)
+ *   -DWORKER_CLOCK        a worker reports its clock in its acquires and
+ *                         renews, and the coordinator judges a lease's expiry
+ *                         by it (designs.WorkerClock; with SKEW)
  */
 
 #ifndef W
@@ -111,6 +116,15 @@
 #endif
 #ifndef SINKRESTARTS
 #define SINKRESTARTS 0
+#endif
+/* SKEW: the largest offset of a worker's clock from the coordinator's
+ * (model.Config.Skew, 0..2); a worker may set its clock to any offset in
+ * -SKEW..SKEW at any time (model's SetClock) */
+#ifndef SKEW
+#define SKEW 0
+#endif
+#if SKEW > 2
+#error "fencing.pml: SKEW 0..2"
 #endif
 
 /* a max-token sink: it takes any token at least its fence and raises its
@@ -178,7 +192,7 @@
 #define ONREPLY(t1, op, code) skip
 #define MAYWRITE(t1) 1
 #endif
-#define AGECAP (TTL + 2)           /* model.Machine.ageCap with skew 0, delay 0 */
+#define AGECAP (TTL + 2 * SKEW + 2) /* model.Machine.ageCap with delay 0 */
 /* model.Machine.forgedToken: above model.Config.MaxToken (one replica, no
  * sink restart), bigger than any token a coordinator can grant */
 #define FORGED (R * (GRANTS + RESTARTS + SINKRESTARTS) + W * OPS + DUPS + 1)
@@ -258,7 +272,13 @@ typedef Msg {
 #ifdef MSGU
 	; byte u
 #endif
+#ifdef WORKER_CLOCK
+	; byte sk       /* an acquire's or renew's Msg.Skew + SKEW: the sender's reported clock */
+#endif
 };
+#if defined(MSGU) && defined(WORKER_CLOCK)
+#error "fencing.pml: Msg.u and Msg.sk share K2's top byte"
+#endif
 typedef Worker {
 	byte inc = 1; byte ops; byte pending; byte res; byte token; byte grant;
 	byte req; bool paused
@@ -268,10 +288,22 @@ typedef Worker {
 #ifdef ROW_VERSION_CAS
 	; byte a      /* U.A: the row version it last read */
 #endif
+#if SKEW > 0
+	; byte skew = SKEW /* Skew + SKEW: its clock's offset */
+#endif
 };
 typedef Lease { byte holder; byte inc; byte token; byte grant; byte left1 = 1 };
 typedef Ded { byte inc; byte req; byte token; byte grant };
-typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq }; /* worker+1; 0: none */
+typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq /* worker+1; 0: none */
+#ifdef WORKER_CLOCK
+	; byte sk      /* the acquire's Msg.sk */
+#endif
+};
+#ifdef WORKER_CLOCK
+#define WAITSK(stmt) stmt
+#else
+#define WAITSK(stmt) skip
+#endif
 /* the token the waiting grant's advance asks for: FenceFirst none (the sink
  * picks the next); CounterFirst the counter's value (Waiting.Token in model:
  * here the counter, which no step moves while a grant waits) */
@@ -398,6 +430,7 @@ hidden byte inc_;
 hidden byte req_;
 hidden byte age_;
 hidden byte live_;
+hidden byte sk_;    /* newgrant: the granted acquire's Msg.sk (WORKER_CLOCK) */
 hidden byte excl_;  /* newgrant: some earlier grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 
@@ -410,6 +443,11 @@ hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new
 #define CPU(d, s) ; d.u = s.u
 #define ZEROU(d) ; d.u = 0
 #define SETU(v) msg[nmsg - 1].u = v   /* the last message sent */
+#elif defined(WORKER_CLOCK)           /* Msg.sk instead of Msg.u (no design has both) */
+#define K2(m) ((m.sk << 24) | (m.pw << 16) | (m.pt << 8) | (m.age << 1) | m.live)
+#define CPU(d, s) ; d.sk = s.sk
+#define ZEROU(d) ; d.sk = 0
+#define SETU(v) skip
 #else
 #define K2(m) ((m.pw << 16) | (m.pt << 8) | (m.age << 1) | m.live)
 #define CPU(d, s)
@@ -541,7 +579,20 @@ inline tick() {
 #else
 #define ANSWERED(m) (DED(m).req != 0 && (DED(m).inc == m.inc && m.req <= DED(m).req || m.inc < DED(m).inc))
 #endif
+/* model.Reported: the time a request's sender reported, relative to now */
+#define REPORTED(sk, age) ((sk) - SKEW - (age))
+#ifdef WORKER_CLOCK
+#define LEASEVALID(m) (lease[m.res].holder != 0 && REPORTED(m.sk, m.age) < lease[m.res].left1 - 1)
+#else
 #define LEASEVALID(m) (lease[m.res].holder != 0 && lease[m.res].left1 > 1) /* RefValid */
+#endif
+/* a Clamp(v) + 1 of a v above -2 at most 126: the lease's time left, plus one */
+#define LEFT1(v) ((v) < -1 -> 0 : (v) + 1)
+#ifdef WORKER_CLOCK
+#define GRANTED1 LEFT1(REPORTED(sk_, age_) + TTL)  /* the reported time plus ttl */
+#else
+#define GRANTED1 (TTL + 1)
+#endif
 /* model.Design.Renew: whose renew the lease answers NotHolder, and when
  * Expired (RefOwns, RefValid; the variants' own) */
 #ifdef RENEW_TOKEN_ONLY
@@ -551,6 +602,8 @@ inline tick() {
 #endif
 #ifdef RENEW_AT_DEADLINE
 #define RENEWEXPIRED(r) (lease[r].left1 < 1)
+#elif defined(WORKER_CLOCK)
+#define RENEWEXPIRED(r) (REPORTED(cur.sk, cur.age) >= lease[r].left1 - 1)
 #else
 #define RENEWEXPIRED(r) (lease[r].left1 <= 1)
 #endif
@@ -558,6 +611,8 @@ inline tick() {
  * from the old deadline */
 #ifdef RENEW_FROM_OLD_DEADLINE
 #define RENEWED1(r) (lease[r].left1 + TTL)
+#elif defined(WORKER_CLOCK)
+#define RENEWED1(r) LEFT1(REPORTED(cur.sk, cur.age) + TTL)
 #else
 #define RENEWED1(r) (TTL + 1)
 #endif
@@ -594,7 +649,7 @@ inline newgrant() {
 	ghost[r_].g[gi_ - 1].late1 = TTL + 1;
 	ghost[r_].g[gi_ - 1].released = 0;
 	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
-	lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
+	lease[r_].grant = gi_; lease[r_].left1 = GRANTED1;
 	ONLEASE(r_);
 	k_ = r_ * W + w_;
 	dedup[k_].inc = inc_; dedup[k_].req = req_; dedup[k_].token = tok_; dedup[k_].grant = gi_;
@@ -639,7 +694,7 @@ inline acquire() {
 #endif
 				advseq[r_]++;
 				waiting[r_].worker = w_ + 1; waiting[r_].inc = cur.inc; waiting[r_].req = cur.req;
-				waiting[r_].age = cur.age; waiting[r_].seq = advseq[r_];
+				waiting[r_].age = cur.age; waiting[r_].seq = advseq[r_]; WAITSK(waiting[r_].sk = cur.sk);
 				SENDADV(AdvanceReq, r_, WAITTOK(r_), advseq[r_])
 #endif
 			fi
@@ -675,11 +730,11 @@ inline advanced() {
 	:: waiting[r_].worker == 0 || waiting[r_].seq != cur.req -> skip
 	:: else ->
 		w_ = waiting[r_].worker - 1; inc_ = waiting[r_].inc; req_ = waiting[r_].req;
-		age_ = waiting[r_].age; tok_ = cur.token;
+		age_ = waiting[r_].age; tok_ = cur.token; WAITSK(sk_ = waiting[r_].sk);
 		/* live if its worker still waits for it */
 		live_ = (wk[w_].pending == OpAcquire && wk[w_].inc == inc_ && wk[w_].req == req_);
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-		waiting[r_].seq = 0;
+		waiting[r_].seq = 0; WAITSK(waiting[r_].sk = 0);
 		newgrant()
 	fi
 }
@@ -901,7 +956,7 @@ inline restart() {
 	for (r_ : 0 .. R - 1) {
 		RESTARTLEASE(r_);
 		waiting[r_].worker = 0; waiting[r_].inc = 0; waiting[r_].req = 0; waiting[r_].age = 0;
-		waiting[r_].seq = 0;
+		waiting[r_].seq = 0; WAITSK(waiting[r_].sk = 0);
 #ifdef VOLATILE_COUNTER
 		counter[r_] = 0;
 #endif
@@ -931,12 +986,37 @@ inline sinkrestart() {
 
 #define CANSTART(w) (!wk[w].paused && wk[w].pending == OpNone && wk[w].ops < OPS && nmsg < INFLIGHT)
 
+/* a request of w reports its clock (model.Design.ReportsTime) */
+#if defined(WORKER_CLOCK) && SKEW > 0
+#define REPORT(w) msg[nmsg - 1].sk = wk[w].skew
+#elif defined(WORKER_CLOCK)
+#define REPORT(w) skip                 /* sk is SKEW + 0 = 0 */
+#else
+#define REPORT(w) skip
+#endif
+/* model's SetClock to offset v - SKEW: a holder's timer runs on its clock,
+ * which jumped (a timer with time left moves by the jump, clamped at -1) */
+#ifdef HOLDERTIMER
+#define JUMP(w, v) if :: wk[w].t1 > 1 -> wk[w].t1 = LEFT1(wk[w].t1 - 1 - (v - wk[w].skew)) :: else fi
+#else
+#define JUMP(w, v) skip
+#endif
+#define SETCLOCK(w, v) :: d_step { wk[w].skew != v -> JUMP(w, v); wk[w].skew = v }
+#if SKEW > 1
+#define SETCLOCKS(w) SETCLOCK(w, 0) SETCLOCK(w, 1) SETCLOCK(w, 2) SETCLOCK(w, 3) SETCLOCK(w, 4)
+#elif SKEW > 0
+#define SETCLOCKS(w) SETCLOCK(w, 0) SETCLOCK(w, 1) SETCLOCK(w, 2)
+#else
+#define SETCLOCKS(w)
+#endif
+
 #define WORKER(w) \
+	SETCLOCKS(w) \
 	:: d_step { wk[w].paused -> wk[w].paused = 0 } \
 	:: d_step { !wk[w].paused -> wk[w].paused = 1 } \
 	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpRenew; \
-		SEND(RenewReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, 0, 0, 0, 1); sortmsgs() } \
+		SEND(RenewReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, 0, 0, 0, 1); REPORT(w); sortmsgs() } \
 	:: d_step { CANSTART(w) && wk[w].token != 0 -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpRelease; \
 		SEND(ReleaseReq, w, wk[w].res, wk[w].inc, wk[w].token, 0, wk[w].grant, 0, 0, 0, 0, 1); sortmsgs() } \
@@ -953,7 +1033,7 @@ inline sinkrestart() {
 		SEND(WriteReq, w, wk[w].res, wk[w].inc, wk[w].token - 1, 0, wk[w].grant, 0, w + 1, wk[w].token - 1, 0, 1); \
 		STAMPWRITE(w); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending == OpAcquire && nmsg < INFLIGHT -> \
-		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
+		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); REPORT(w); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending != OpNone -> \
 		wk[w].pending = OpNone; forget(w); IDLE(w); sortmsgs() } \
 	:: d_step { crashes < CRASHES -> \
@@ -962,7 +1042,7 @@ inline sinkrestart() {
 #define WORKER_RES(w, r) \
 	:: d_step { CANSTART(w) && wk[w].token == 0 -> \
 		forget(w); wk[w].ops++; wk[w].req++; wk[w].pending = OpAcquire; wk[w].res = r; \
-		SEND(AcquireReq, w, r, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); sortmsgs() } \
+		SEND(AcquireReq, w, r, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); REPORT(w); sortmsgs() } \
 	:: d_step { CANSTART(w) && (wk[w].token == 0 || wk[w].res == r) -> \
 		forget(w); wk[w].ops++; wk[w].pending = OpRead; wk[w].res = r; \
 		SEND(ReadReq, w, r, wk[w].inc, 0, 0, 0, 0, 0, 0, 0, 1); sortmsgs() }

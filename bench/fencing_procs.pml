@@ -21,7 +21,8 @@
  * -DETCD_REVISIONS, -DHOLDER_CLOCK, -DHOLDER_CLOCK_NO_FENCE, -DHOLDER_MARGIN,
  * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE, -DPRODUCER_EPOCHS, -DVOLATILE_SINK_FENCE
  * (as in fencing.pml; SINKRESTARTS, default 0, bounds the sink's restarts).
- * Not -DROW_VERSION_CAS: its replies carry no design byte.
+ * Not -DROW_VERSION_CAS (its replies carry no design byte), nor -DWORKER_CLOCK
+ * or SKEW (its workers have no clocks).
  */
 
 #ifndef W
@@ -62,6 +63,9 @@
 #endif
 #ifdef ROW_VERSION_CAS
 #error "fencing_procs.pml: no ROW_VERSION_CAS (a reply carries no design byte)"
+#endif
+#if defined(WORKER_CLOCK) || defined(SKEW) && SKEW > 0
+#error "fencing_procs.pml: no clock skew (WORKER_CLOCK, SKEW)"
 #endif
 
 #if INFLIGHT < 1 || INFLIGHT > 3 || W < 2 || W > 3 || R < 1 || R > 2

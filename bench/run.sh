@@ -19,7 +19,7 @@
 #   --bound big     OPS=2 TTL=1 DROPS=1 CRASHES=1: not measured since the four-step grant
 #                   (25M states before it); several GB for Spin
 #   -D NAME=VALUE   override one bound (W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES
-#                   SINKRESTARTS)
+#                   SINKRESTARTS SKEW; SKEW > 0 wants --no-procs: fencing_procs.pml has no clocks)
 #   --timeout S     wall-clock limit of each single run (default 600)
 #   --memlim MB     Spin's -DMEMLIM (default 6000)
 #   --variant NAME  the design checked (default check-then-write): any that the Promela
@@ -89,6 +89,7 @@ sink-deadline) vmacro=SINK_DEADLINE ;;
 producer-epochs) vmacro=PRODUCER_EPOCHS ;;
 row-version-cas) vmacro=ROW_VERSION_CAS vneed=OPS=3 vprocs=0 ;; # a read, then a write with its version
 volatile-sink-fence) vmacro=VOLATILE_SINK_FENCE vneed=SINKRESTARTS=1 ;; # a sink restart resets the fence
+worker-clock) vmacro=WORKER_CLOCK vneed=SKEW=1 vprocs=0 ;; # a clock ahead reports a lease expired
 *) die "unknown variant $vname: the Promela models have $(sed -n 's/^\([a-z-]*\)) vmacro=.*/\1/p' "$0" | tr '\n' ' ')" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
@@ -102,7 +103,7 @@ command -v timeout >/dev/null || die "timeout (coreutils) not found"
 
 # The bound: Promela macro = fencebench flag.
 declare -A cfg=([W]=2 [R]=1 [TTL]=1 [OPS]=2 [GRANTS]=2 [INFLIGHT]=2 [DROPS]=1 [DUPS]=0 [CRASHES]=0
-	[RESTARTS]=0 [FORGERIES]=0 [SINKRESTARTS]=0)
+	[RESTARTS]=0 [FORGERIES]=0 [SINKRESTARTS]=0 [SKEW]=0)
 hashw=24
 case $bound in
 small) ;;
@@ -118,20 +119,21 @@ for k in "${!over[@]}"; do
 done
 declare -A flagname=([W]=workers [R]=resources [TTL]=ttl [OPS]=ops [GRANTS]=grants [INFLIGHT]=inflight
 	[DROPS]=drops [DUPS]=dups [CRASHES]=crashes [RESTARTS]=restarts [FORGERIES]=forgeries
-	[SINKRESTARTS]=sink-restarts)
-order=(W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES SINKRESTARTS)
+	[SINKRESTARTS]=sink-restarts [SKEW]=skew)
+order=(W R TTL OPS GRANTS INFLIGHT DROPS DUPS CRASHES RESTARTS FORGERIES SINKRESTARTS SKEW)
 # bound_args: the Promela -D macros (defs), fencebench's flags (flags; no
-# -sink-restarts 0, which an older fencebench of --baseline lacks) and the
-# bound shown (shown), from cfg
+# -sink-restarts 0 or -skew 0, which an older fencebench of --baseline
+# lacks) and the bound shown (shown), from cfg
 bound_args() {
 	defs=() flags=() shown=()
 	for k in "${order[@]}"; do
 		defs+=("-D$k=${cfg[$k]}")
-		[ "$k" = SINKRESTARTS ] && [ "${cfg[$k]}" = 0 ] || flags+=("-${flagname[$k]}" "${cfg[$k]}")
+		{ [ "$k" = SINKRESTARTS ] || [ "$k" = SKEW ]; } && [ "${cfg[$k]}" = 0 ] || flags+=("-${flagname[$k]}" "${cfg[$k]}")
 		shown+=("$k=${cfg[$k]}")
 	done
 }
 bound_args
+[ "${cfg[SKEW]}" = 0 ] || [ $procs = 0 ] || die "SKEW=${cfg[SKEW]}: fencing_procs.pml has no clock skew; add --no-procs"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fencebench.XXXXXX")
 cleanup() { if [ $keep = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi; }
@@ -406,7 +408,7 @@ fi
 if [ $variant = 1 ]; then
 	echo
 	for k in OPS INFLIGHT; do [ "${cfg[$k]}" -ge 2 ] || cfg[$k]=2; done
-	for k in DUPS CRASHES RESTARTS FORGERIES SINKRESTARTS; do cfg[$k]=0; done
+	for k in DUPS CRASHES RESTARTS FORGERIES SINKRESTARTS SKEW; do cfg[$k]=0; done
 	if [ -n "$vneed" ]; then
 		k=${vneed%=*} n=${vneed#*=}
 		[ "${cfg[$k]}" -ge "$n" ] || cfg[$k]=$n

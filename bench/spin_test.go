@@ -39,7 +39,7 @@ var asserted = func() spec.Set {
 // without reduction, and fencing_procs.pml, written the way a Spin user
 // would (a process per node), explored with Spin's partial-order
 // reduction. On each bound (every fault kind among them; the reference and
-// the twenty-five variants the Promela models have), Spin explores the
+// the twenty-six variants the Promela models have), Spin explores the
 // whole space of fencing.pml past every assertion violated (pan -c0), and
 // the BFS the whole space too (BFSOptions.Exhaustive): the invariants Spin
 // finds violated (the models' CHECK names each) must be the asserted
@@ -47,8 +47,9 @@ var asserted = func() spec.Set {
 // "violated: id" lines against BFSResult.Violations), and Spin must store
 // the same number of distinct states and take the same transitions (one
 // more: Spin's initial step). The same set is asked of fencing_procs.pml on
-// each bound but two: two-step-commit-check's (safe, so nothing would stop
-// its 9M-state search) and row-version-cas's (not in that model); on
+// each bound but two-step-commit-check's (safe, so nothing would stop its
+// 9M-state search), row-version-cas's and those with clock skew (not in
+// that model); on
 // check-then-write's its whole space (5M states) is too large for a test,
 // and its search stops at the first assertion violated: there it must only
 // find one exactly when the BFS does. The bounds violate every asserted
@@ -110,6 +111,9 @@ func TestSpinAgrees(t *testing.T) {
 		{"producer-epochs", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"row-version-cas", with(none, func(c *model.Config) { c.Ops = 3 }), procsNone},
 		{"volatile-sink-fence", with(none, func(c *model.Config) { c.SinkRestarts = 1 }), procsWhole},
+		{"worker-clock", with(none, func(c *model.Config) { c.Skew = 1 }), procsNone},
+		{"reference", with(none, func(c *model.Config) { c.Skew = 1 }), procsNone},
+		{"holder-margin", with(none, func(c *model.Config) { c.Skew = 1 }), procsNone},
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
@@ -117,6 +121,9 @@ func TestSpinAgrees(t *testing.T) {
 			b.c.Drops, b.c.Dups, b.c.Crashes, b.c.Restarts, b.c.Forgeries)
 		if b.c.SinkRestarts > 0 {
 			name += fmt.Sprintf("_sinkRestarts%d", b.c.SinkRestarts)
+		}
+		if b.c.Skew > 0 {
+			name += fmt.Sprintf("_skew%d", b.c.Skew)
 		}
 		t.Run(name, func(t *testing.T) {
 			v, err := spec.LookupVariant(designs.All(), b.variant)
@@ -179,7 +186,7 @@ var promelaVariants = map[string]string{"reference": "", "check-then-write": "CH
 	"failover-ttl-reset": "FAILOVER_TTL_RESET", "etcd-revisions": "ETCD_REVISIONS", "holder-clock": "HOLDER_CLOCK",
 	"holder-clock-no-fence": "HOLDER_CLOCK_NO_FENCE", "holder-margin": "HOLDER_MARGIN",
 	"lock-delay-no-fence": "LOCK_DELAY_NO_FENCE", "sink-deadline": "SINK_DEADLINE", "producer-epochs": "PRODUCER_EPOCHS",
-	"row-version-cas": "ROW_VERSION_CAS", "volatile-sink-fence": "VOLATILE_SINK_FENCE"}
+	"row-version-cas": "ROW_VERSION_CAS", "volatile-sink-fence": "VOLATILE_SINK_FENCE", "worker-clock": "WORKER_CLOCK"}
 
 // buildPan writes Spin's verifier of the Promela file for the variant and
 // config into a temporary directory and compiles it with -DPRINTF (it
@@ -202,7 +209,7 @@ func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...st
 		v    int
 	}{{"W", c.Workers}, {"R", c.Resources}, {"TTL", c.TTL}, {"OPS", c.Ops}, {"GRANTS", c.Grants},
 		{"INFLIGHT", c.InFlight}, {"DROPS", c.Drops}, {"DUPS", c.Dups}, {"CRASHES", c.Crashes},
-		{"RESTARTS", c.Restarts}, {"FORGERIES", c.Forgeries}, {"SINKRESTARTS", c.SinkRestarts}} {
+		{"RESTARTS", c.Restarts}, {"FORGERIES", c.Forgeries}, {"SINKRESTARTS", c.SinkRestarts}, {"SKEW", c.Skew}} {
 		args = append(args, fmt.Sprintf("-D%s=%d", d.name, d.v))
 	}
 	macro, ok := promelaVariants[variant]

@@ -40,6 +40,7 @@ func main() {
 	flag.IntVar(&c.Restarts, "restarts", 1, "coordinator restarts (RESTARTS)")
 	flag.IntVar(&c.Forgeries, "forgeries", 1, "forged writes (FORGERIES)")
 	flag.IntVar(&c.SinkRestarts, "sink-restarts", 0, "sink crash-restarts (SINKRESTARTS)")
+	flag.IntVar(&c.Skew, "skew", 0, "largest worker clock offset in ticks (SKEW)")
 	variant := flag.String("variant", "reference", "the design: a name of explore variants")
 	runs := flag.String("runs", "exact:1,exact:0,hc:1,hc:0", "comma-separated mode:goroutines")
 	sym := flag.Bool("symmetry", false, "worker and resource symmetry reduction (Spin has none here)")
