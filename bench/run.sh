@@ -139,8 +139,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fencebench.XXXXXX")
 cleanup() { if [ $keep = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi; }
 trap cleanup EXIT
 mkdir "$tmp/procs"
-cp "$here/fencing.pml" "$tmp/"
-cp "$here/fencing_procs.pml" "$tmp/procs/"
+cp "$here/fencing.pml" "$here/designs.pml" "$tmp/"
+cp "$here/fencing_procs.pml" "$here/designs.pml" "$tmp/procs/"
 cores=$(nproc)
 if [ $procs = 1 ] && { [ "${cfg[INFLIGHT]}" -gt 3 ] || [ "${cfg[INFLIGHT]}" -lt 1 ]; }; then
 	echo "# fencing_procs.pml takes INFLIGHT 1..3: left out"

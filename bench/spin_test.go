@@ -6,6 +6,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,10 +50,9 @@ var asserted = func() spec.Set {
 // more: Spin's initial step). The same set is asked of fencing_procs.pml on
 // each bound but two-step-commit-check's (safe, so nothing would stop its
 // 9M-state search), row-version-cas's and those with clock skew (not in
-// that model); on
-// check-then-write's its whole space (5M states) is too large for a test,
-// and its search stops at the first assertion violated: there it must only
-// find one exactly when the BFS does. The bounds violate every asserted
+// that model); on check-then-write's its whole space (5M states) is too
+// large for a test, and its search stops at the first assertion violated:
+// there it must only find one exactly when the BFS does. The bounds violate every asserted
 // invariant, so that a CHECK naming the wrong one fails. A model change
 // that adds or merges a state, or breaks or mends an invariant, in either
 // model, shows here. Spin and gcc are needed (test.sh installs them);
@@ -163,7 +163,7 @@ func TestSpinAgrees(t *testing.T) {
 					counts[id] = n
 				}
 			}
-			if got := runs[0].counts; fmt.Sprint(got) != fmt.Sprint(counts) {
+			if got := runs[0].counts; !maps.Equal(got, counts) {
 				t.Errorf("Spin on fencing.pml: violating transitions %v; BFS: %v", got, counts)
 			}
 			if all := runs[0]; all.states != res.States || all.transitions != res.Transitions+1 {
@@ -196,12 +196,14 @@ var promelaVariants = map[string]string{"reference": "", "check-then-write": "CH
 func buildPan(t *testing.T, file, variant string, c model.Config, gccFlags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, file), src, 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{file, "designs.pml"} { // the model and the decisions it includes
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	args := []string{"-a"}
 	for _, d := range []struct {

@@ -1,0 +1,89 @@
+/*
+ * designs.pml: the design decisions that fencing.pml and fencing_procs.pml
+ * share word for word, each selected by its design's macro (the models
+ * #include it; TestSpinAgrees and run.sh copy it beside them). What a
+ * decision reads or writes through a model's own names (the message being
+ * taken, a worker's registers) stays in each model.
+ */
+
+/* a max-token sink: it takes any token at least its fence and raises its
+ * fence to it (designs' maxToken and raiseFence) */
+#if defined(ACCEPT_HIGHER_TOKEN) || defined(ETCD_REVISIONS)
+#define MAXTOKSINK
+#endif
+/* the coordinator's counter a resource's tokens come from (model.Design.CounterOf) */
+#ifdef ETCD_REVISIONS
+#define CTR(r) 0
+#else
+#define CTR(r) (r)
+#endif
+/* a holder that counts its lease on its own clock from the reply of its
+ * acquire or renew, and writes only while more than MARGIN ticks are left
+ * (designs' holderTimer; model.Design.OnReply and MayWrite) */
+#if defined(HOLDER_CLOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN)
+#define HOLDERTIMER
+#endif
+#ifdef HOLDER_MARGIN
+#define MARGIN 1
+#else
+#define MARGIN 0
+#endif
+/* a lock-delay (designs.LockDelay(2)): the coordinator's per-resource timer
+ * RU[r].T, set by model.Design.OnLease to the lease's time left plus the
+ * delay when it grants or renews and cleared by a release, holds off new
+ * grants (Design.Hold) */
+#ifdef LOCK_DELAY_NO_FENCE
+#define LOCKDELAY 2
+#define HOLD(r) (grace1 > 1 || rut1[r] > 1)
+#define ONLEASE(r) rut1[r] = lease[r].left1 + LOCKDELAY
+#define ONRELEASE(r) rut1[r] = 1
+#else
+#define HOLD(r) (grace1 > 1)  /* RefHold */
+#define ONLEASE(r) skip
+#define ONRELEASE(r) skip
+#endif
+/* a sink that refuses a write once one ttl has passed since the last advance
+ * (designs.SinkDeadline: Design.OnAdvance sets its register U[r].T to ttl,
+ * and its Check answers Expired when it is out) */
+#ifdef SINK_DEADLINE
+#define ONADVANCE(r) sinkt1[r] = TTL + 1
+#define SINKEXPIRED(r) (sinkt1[r] <= 1)
+#else
+#define ONADVANCE(r) skip
+#define SINKEXPIRED(r) 0
+#endif
+/* a sink that checks no token (model.Design.Check ok) */
+#if defined(TTL_ONLY_LOCK) || defined(HOLDER_CLOCK_NO_FENCE) || defined(HOLDER_MARGIN) || \
+    defined(LOCK_DELAY_NO_FENCE)
+#define NOCHECK
+#endif
+/* holderTimer: the worker's timer after a reply to its operation */
+#ifdef HOLDERTIMER
+#define ONREPLY(t1, op, code) \
+	if \
+	:: (op == OpAcquire || op == OpRenew) && code == RepOK -> t1 = TTL + 1 \
+	:: op == OpRelease && code == RepOK || code == RepExpired || code == RepNotHolder || code == RepFenced -> \
+		t1 = 1 \
+	:: else \
+	fi
+#define MAYWRITE(t1) (t1 > MARGIN + 1)
+#else
+#define ONREPLY(t1, op, code) skip
+#define MAYWRITE(t1) 1
+#endif
+/* model.Design.Restart: what a coordinator restart leaves of r's lease
+ * (RefRestart: nothing; failover-ttl-reset: all, a valid lease's ttl
+ * restarted in full) and of the grace timer (RefRestart: one ttl;
+ * restart-no-grace: none; failover-ttl-reset: as it was) */
+#ifdef FAILOVER_TTL_RESET
+#define RESTARTLEASE(r) if :: lease[r].holder != 0 && lease[r].left1 > 1 -> lease[r].left1 = TTL + 1 :: else fi
+#define RESTARTGRACE skip
+#else
+#define RESTARTLEASE(r) lease[r].holder = 0; lease[r].inc = 0; lease[r].token = 0; lease[r].grant = 0; \
+	lease[r].left1 = 1
+#ifdef RESTART_NO_GRACE
+#define RESTARTGRACE grace1 = 1
+#else
+#define RESTARTGRACE grace1 = TTL + 1
+#endif
+#endif
