@@ -79,6 +79,10 @@
  *   -DWORKER_CLOCK        a worker reports its clock in its acquires and
  *                         renews, and the coordinator judges a lease's expiry
  *                         by it (designs.WorkerClock; with SKEW)
+ *   -DREQUEST_ID_KEY      a result's idempotency key is the write attempt (its
+ *                         worker's operation count), not the task: the sink
+ *                         may hold several results of one task
+ *                         (designs.RequestIDKey)
  */
 
 #ifndef W
@@ -198,9 +202,15 @@
  * other than 0: a read's reply carries the sink's register A
  * (model.stepper.read), which TWO_STEP_COMMIT_CHECK, PRODUCER_EPOCHS and
  * ROW_VERSION_CAS write, and under ROW_VERSION_CAS a write carries the
- * version its worker read (model.Design.Stamp) */
-#if defined(TWO_STEP_COMMIT_CHECK) || defined(PRODUCER_EPOCHS) || defined(ROW_VERSION_CAS)
+ * version its worker read (model.Design.Stamp). Under REQUEST_ID_KEY, which
+ * writes no U, it holds a write's key instead (model.Msg.Key, elsewhere
+ * always 0) */
+#if defined(TWO_STEP_COMMIT_CHECK) || defined(PRODUCER_EPOCHS) || defined(ROW_VERSION_CAS) || \
+    defined(REQUEST_ID_KEY)
 #define MSGU
+#endif
+#if defined(REQUEST_ID_KEY) && defined(DEDUP_BEFORE_FENCE)
+#error "fencing.pml: REQUEST_ID_KEY's results have no task key for DEDUP_BEFORE_FENCE to look up"
 #endif
 typedef Msg {
 	byte kind; byte worker; byte res; byte inc; byte token; byte req;
@@ -316,6 +326,8 @@ byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advanc
 #define READU(r) (EPOCH(r, 0) | (EPOCH(r, 1) << 4))
 #elif defined(ROW_VERSION_CAS)
 #define READU(r) version[r]
+#else
+#define READU(r) 0
 #endif
 #ifdef PRODUCER_EPOCHS
 byte epoch[R * W];        /* Sink.U[r]: the highest incarnation of each worker it took a write from */
@@ -327,6 +339,8 @@ byte version[R];          /* Sink.U[r].A: the row's version */
 /* the design's byte a worker's write carries (model.Design.Stamp) */
 #ifdef ROW_VERSION_CAS
 #define STAMPWRITE(w) SETU(wk[w].a)
+#elif defined(REQUEST_ID_KEY)             /* not the design's byte: the key (Design.Key), its attempt */
+#define STAMPWRITE(w) SETU(wk[w].ops)
 #else
 #define STAMPWRITE(w) skip
 #endif
@@ -336,7 +350,20 @@ byte version[R];          /* Sink.U[r].A: the row's version */
 #else
 #define SINKRESTARTFENCES skip
 #endif
+#ifdef REQUEST_ID_KEY
+/* the result of attempt k of the writer pw at task r (model.stepper.find: a
+ * per-attempt key belongs to its writer); none has the task's key */
+Result result[R * W * OPS];
+#define RESULTS(r) ((r) * W * OPS)                      /* the first of task r's */
+#define RESULT(r) result[RESULTS(r) + (cur.pw - 1) * OPS + cur.u - 1]
+#define TASKPW(r) 0
+#define TASKPT(r) 0
+#else
 Result result[R];         /* the result of task r (key = task identity) */
+#define RESULT(r) result[r]                             /* cur's key's */
+#define TASKPW(r) result[r].writer                      /* the task key's */
+#define TASKPT(r) result[r].token
+#endif
 #ifdef TWO_STEP_COMMIT_CHECK
 byte sinka[R];            /* Sink.U[r].A: the token the last write checked was prepared with */
 #endif
@@ -369,6 +396,8 @@ hidden byte live_;
 hidden byte sk_;    /* newgrant: the granted acquire's Msg.sk (WORKER_CLOCK) */
 hidden byte excl_;  /* newgrant: some earlier grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
+hidden byte first_; /* mixed: the slot of task r's first result, plus one */
+hidden byte mixed_; /* mixed: two of task r's results differ */
 
 /* a total order over messages (any total order gives the same canonical
  * states as fencecheck's): two packed keys */
@@ -714,20 +743,40 @@ inline release() {
 	fi
 }
 
-/* the sink: model.stepper.store, the idempotent write under the task's key */
+#ifdef REQUEST_ID_KEY
+/* spec.mixedPayloads: two of task r's results hold different payloads */
+inline mixed(r) {
+	first_ = 0; mixed_ = 0;
+	for (i_ : RESULTS(r) .. RESULTS(r) + W * OPS - 1) {
+		if
+		:: result[i_].writer != 0 && first_ == 0 -> first_ = i_ + 1
+		:: result[i_].writer != 0 && first_ != 0 &&
+		   (result[i_].writer != result[first_ - 1].writer || result[i_].token != result[first_ - 1].token) ->
+			mixed_ = 1
+		:: else
+		fi
+	}
+}
+#define CHECKMIXED(r) mixed(r); CHECK(!mixed_, idempotent-result)
+#else
+#define CHECKMIXED(r) skip       /* one result per task: never two */
+#endif
+
+/* the sink: model.stepper.store, the idempotent write under cur's key */
 inline commit() {
 	r_ = cur.res;
 	if
-	:: result[r_].writer == 0 ->
-		result[r_].writer = cur.pw; result[r_].token = cur.pt; result[r_].grant = cur.grant;
+	:: RESULT(r_).writer == 0 ->
+		RESULT(r_).writer = cur.pw; RESULT(r_).token = cur.pt; RESULT(r_).grant = cur.grant;
 		code_ = RepOK
-	:: result[r_].writer != 0 && result[r_].writer == cur.pw && result[r_].token == cur.pt ->
+	:: RESULT(r_).writer != 0 && RESULT(r_).writer == cur.pw && RESULT(r_).token == cur.pt ->
 		code_ = RepReplayed
 	:: else -> code_ = RepConflict
 	fi;
 	if
 	:: code_ != RepConflict ->
 		CHECK(!(cur.grant < ghost[r_].observed), fencing);
+		CHECKMIXED(r_);
 		ACCEPTED(r_, cur.token)
 	:: else
 	fi;
@@ -807,7 +856,7 @@ inline commitstep() {
 
 /* model.stepper.read */
 inline read() {
-	REPLY(ReadRep, 0, 0, RepOK, result[cur.res].writer, result[cur.res].token);
+	REPLY(ReadRep, 0, 0, RepOK, TASKPW(cur.res), TASKPT(cur.res));
 	SETU(READU(cur.res))
 }
 

@@ -22,7 +22,8 @@
  * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE, -DPRODUCER_EPOCHS, -DVOLATILE_SINK_FENCE
  * (as in fencing.pml; SINKRESTARTS, default 0, bounds the sink's restarts).
  * Not -DROW_VERSION_CAS (its replies carry no design byte), nor -DWORKER_CLOCK
- * or SKEW (its workers have no clocks).
+ * or SKEW (its workers have no clocks), nor -DREQUEST_ID_KEY (its sink keeps
+ * one result per task).
  */
 
 #ifndef W
@@ -63,6 +64,9 @@
 #endif
 #ifdef ROW_VERSION_CAS
 #error "fencing_procs.pml: no ROW_VERSION_CAS (a reply carries no design byte)"
+#endif
+#ifdef REQUEST_ID_KEY
+#error "fencing_procs.pml: no REQUEST_ID_KEY (its sink keeps one result per task)"
 #endif
 #if defined(WORKER_CLOCK) || defined(SKEW) && SKEW > 0
 #error "fencing_procs.pml: no clock skew (WORKER_CLOCK, SKEW)"
