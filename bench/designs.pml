@@ -3,7 +3,8 @@
  * share word for word, each selected by its design's macro (the models
  * #include it; TestSpinAgrees and run.sh copy it beside them). What a
  * decision reads or writes through a model's own names (the message being
- * taken, a worker's registers) stays in each model.
+ * taken, a worker's registers) stays in each model. So does the judging of
+ * the invariants, but for one rule both share: writtengrant.
  */
 
 /* a max-token sink: it takes any token at least its fence and raises its
@@ -87,3 +88,20 @@
 #define RESTARTGRACE grace1 = TTL + 1
 #endif
 #endif
+
+/* spec.writtenGrant: the grant (into gi_) the write m to resource r is
+ * judged as: its own, unless its token is forged and is another grant's of
+ * r, the first one's (no fence can tell a guessed token from the holder's) */
+inline writtengrant(r, m) {
+	gi_ = m.grant;
+	if
+	:: ghost[r].g[m.grant - 1].token != m.token ->
+		k_ = 0;
+		do
+		:: k_ < ghost[r].grants && ghost[r].g[k_].token != m.token -> k_++
+		:: k_ < ghost[r].grants && ghost[r].g[k_].token == m.token -> gi_ = k_ + 1; break
+		:: else -> break
+		od
+	:: else
+	fi
+}

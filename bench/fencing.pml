@@ -775,7 +775,8 @@ inline commit() {
 	fi;
 	if
 	:: code_ != RepConflict ->
-		CHECK(!(cur.grant < ghost[r_].observed), fencing);
+		writtengrant(r_, cur);
+		CHECK(!(gi_ < ghost[r_].observed), fencing);
 		CHECKMIXED(r_);
 		ACCEPTED(r_, cur.token)
 	:: else

@@ -767,7 +767,10 @@ inline store() {
 	:: else -> code_ = RepConflict
 	fi;
 	if
-	:: code_ != RepConflict -> CHECK(!(scur.grant < ghost[r_].observed), fencing); ACCEPTED(r_, scur.token)
+	:: code_ != RepConflict ->
+		writtengrant(r_, scur);
+		CHECK(!(gi_ < ghost[r_].observed), fencing);
+		ACCEPTED(r_, scur.token)
 	:: else
 	fi;
 	SREPLY(WriteRep, code_, 0, 0)

@@ -89,7 +89,7 @@ func TestSpinAgrees(t *testing.T) {
 		{"reference", with(none, func(c *model.Config) { c.TTL, c.Ops = 3, 2 }), procsNone},
 		{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsFirst},
 		{"grant-before-fence", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
-		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"ttl-only-lock", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsWhole},
 		{"no-acquire-dedup", with(every, func(c *model.Config) { c.Dups, c.Forgeries = 0, 0 }), procsWhole},
 		{"renew-token-only", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Crashes = 2, 1, 1 }), procsWhole},
 		{"renew-at-deadline", with(none, func(c *model.Config) { c.TTL, c.Ops = 1, 2 }), procsWhole},
