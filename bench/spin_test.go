@@ -109,7 +109,7 @@ func TestSpinAgrees(t *testing.T) {
 		{"holder-margin", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"lock-delay-no-fence", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"sink-deadline", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
-		{"producer-epochs", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
+		{"producer-epochs", with(none, func(c *model.Config) { c.Ops, c.Crashes = 2, 1 }), procsWhole},
 		{"row-version-cas", with(none, func(c *model.Config) { c.Ops = 3 }), procsNone},
 		{"volatile-sink-fence", with(none, func(c *model.Config) { c.SinkRestarts = 1 }), procsWhole},
 		{"worker-clock", with(none, func(c *model.Config) { c.Skew = 1 }), procsNone},
