@@ -5,6 +5,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -19,6 +20,9 @@ import (
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
+
+var spinLarge = flag.Bool("spin.large", false,
+	"TestSpinAgrees: also explore larger bounds with fencing.pml (forgeries, crashes, grants 3, sink restarts; about 5 minutes)")
 
 // asserted is what the Promela models assert: every invariant but
 // absolute-validity (not a guarantee of the protocol) and linearizable-sink
@@ -56,7 +60,9 @@ var asserted = func() spec.Set {
 // there it must only find one exactly when the BFS does. The bounds violate every asserted
 // invariant, so that a CHECK naming the wrong one fails. A model change
 // that adds or merges a state, or breaks or mends an invariant, in either
-// model, shows here. Spin and gcc are needed (test.sh installs them);
+// model, shows here. With -spin.large it also explores larger bounds with
+// fencing.pml alone (forgeries, crashes, a third grant, sink restarts: rules
+// meeting faults the small bounds leave out). Spin and gcc are needed (test.sh installs them);
 // without them the test is skipped, or fails when CI=true.
 func TestSpinAgrees(t *testing.T) {
 	for _, tool := range []string{"spin", "gcc"} {
@@ -78,11 +84,12 @@ func TestSpinAgrees(t *testing.T) {
 	every := none
 	every.Drops, every.Dups, every.Crashes, every.Restarts, every.Forgeries = 1, 1, 1, 1, 1
 	with := func(c model.Config, f func(*model.Config)) model.Config { f(&c); return c }
-	bounds := []struct {
+	type bound struct {
 		variant string
 		c       model.Config
 		procs   int
-	}{
+	}
+	bounds := []bound{
 		{"reference", every, procsWhole},
 		{"reference", with(none, func(c *model.Config) { c.Resources, c.Ops, c.Grants = 2, 2, 1 }), procsNone},
 		{"reference", with(none, func(c *model.Config) { c.Workers = 3 }), procsNone},
@@ -117,6 +124,26 @@ func TestSpinAgrees(t *testing.T) {
 		{"request-id-key", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsNone},
 		{"reference", with(none, func(c *model.Config) { c.Skew = 1 }), procsNone},
 		{"holder-margin", with(none, func(c *model.Config) { c.Skew = 1 }), procsNone},
+	}
+	if *spinLarge { // fencing.pml alone: bounds of up to 17M states, each rule with faults it meets rarely
+		bounds = append(bounds, []bound{
+			{"reference", with(none, func(c *model.Config) { c.Ops, c.Dups, c.Crashes, c.Forgeries = 2, 1, 1, 1 }), procsNone},
+			{"reference", with(every, func(c *model.Config) { c.SinkRestarts = 1 }), procsNone},
+			{"check-then-write", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight, c.SinkRestarts = 1, 2, 2, 1 }), procsNone},
+			{"volatile-counter", with(none, func(c *model.Config) { c.Ops, c.Restarts, c.Forgeries = 2, 1, 1 }), procsNone},
+			{"volatile-counter", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Restarts = 2, 3, 1 }), procsNone},
+			{"restart-no-grace", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Restarts = 2, 3, 1 }), procsNone},
+			{"grant-before-fence", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsNone},
+			{"etcd-revisions", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsNone},
+			{"volatile-sink-fence", with(none, func(c *model.Config) { c.Ops, c.SinkRestarts, c.Forgeries = 2, 1, 1 }), procsNone},
+			{"scheduler-only-check", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsNone},
+			{"producer-epochs", with(none, func(c *model.Config) { c.Ops, c.Crashes = 3, 1 }), procsNone},
+			{"holder-clock-no-fence", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsNone},
+			{"lock-delay-no-fence", with(none, func(c *model.Config) { c.Ops, c.Forgeries = 2, 1 }), procsNone},
+			{"row-version-cas", with(none, func(c *model.Config) { c.Ops, c.Crashes, c.Forgeries = 3, 1, 1 }), procsNone},
+			{"dedup-before-fence", with(none, func(c *model.Config) { c.TTL, c.Ops, c.Forgeries = 1, 3, 1 }), procsNone},
+			{"request-id-key", with(none, func(c *model.Config) { c.TTL, c.Ops, c.Dups, c.Forgeries = 1, 3, 1, 1 }), procsNone},
+		}...)
 	}
 	for _, b := range bounds {
 		name := fmt.Sprintf("%s/W%d_R%d_ttl%d_ops%d_grants%d_inFlight%d_drops%d_dups%d_crashes%d_restarts%d_forgeries%d",
