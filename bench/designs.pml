@@ -105,3 +105,39 @@ inline writtengrant(r, m) {
 	:: else
 	fi
 }
+
+/* the sink's results (model.stepper.find), one per key: the task's identity,
+ * or under REQUEST_ID_KEY (designs.RequestIDKey) the write's attempt WKEY(m),
+ * which belongs to its writer: a slot per task, writer and attempt, none with
+ * the task's key (which a read returns) */
+#ifdef REQUEST_ID_KEY
+#ifdef DEDUP_BEFORE_FENCE
+#error "REQUEST_ID_KEY's results have no task key for DEDUP_BEFORE_FENCE to look up"
+#endif
+#define NRESULTS (R * W * OPS)
+#define RESULTS(r) ((r) * W * OPS)     /* the first of task r's */
+#define RESULT(r, m) result[RESULTS(r) + (m.pw - 1) * OPS + WKEY(m) - 1]
+#define TASKPW(r) 0
+#define TASKPT(r) 0
+/* spec.mixedPayloads: two of task r's results hold different payloads (into
+ * mixed_) */
+inline mixed(r) {
+	first_ = 0; mixed_ = 0;
+	for (k_ : RESULTS(r) .. RESULTS(r) + W * OPS - 1) {
+		if
+		:: result[k_].writer != 0 && first_ == 0 -> first_ = k_ + 1
+		:: result[k_].writer != 0 && first_ != 0 &&
+		   (result[k_].writer != result[first_ - 1].writer || result[k_].token != result[first_ - 1].token) ->
+			mixed_ = 1
+		:: else
+		fi
+	}
+}
+#define CHECKMIXED(r) mixed(r); CHECK(!mixed_, idempotent-result)
+#else
+#define NRESULTS R
+#define RESULT(r, m) result[r]
+#define TASKPW(r) result[r].writer
+#define TASKPT(r) result[r].token
+#define CHECKMIXED(r) skip             /* one result per task: never two */
+#endif

@@ -209,9 +209,6 @@
     defined(REQUEST_ID_KEY)
 #define MSGU
 #endif
-#if defined(REQUEST_ID_KEY) && defined(DEDUP_BEFORE_FENCE)
-#error "fencing.pml: REQUEST_ID_KEY's results have no task key for DEDUP_BEFORE_FENCE to look up"
-#endif
 typedef Msg {
 	byte kind; byte worker; byte res; byte inc; byte token; byte req;
 	byte grant; byte code; byte pw; byte pt; byte age; bool live
@@ -350,20 +347,8 @@ byte version[R];          /* Sink.U[r].A: the row's version */
 #else
 #define SINKRESTARTFENCES skip
 #endif
-#ifdef REQUEST_ID_KEY
-/* the result of attempt k of the writer pw at task r (model.stepper.find: a
- * per-attempt key belongs to its writer); none has the task's key */
-Result result[R * W * OPS];
-#define RESULTS(r) ((r) * W * OPS)                      /* the first of task r's */
-#define RESULT(r) result[RESULTS(r) + (cur.pw - 1) * OPS + cur.u - 1]
-#define TASKPW(r) 0
-#define TASKPT(r) 0
-#else
-Result result[R];         /* the result of task r (key = task identity) */
-#define RESULT(r) result[r]                             /* cur's key's */
-#define TASKPW(r) result[r].writer                      /* the task key's */
-#define TASKPT(r) result[r].token
-#endif
+Result result[NRESULTS];  /* a result per key (RESULT in designs.pml) */
+#define WKEY(m) m.u         /* a write's attempt (REQUEST_ID_KEY) */
 #ifdef TWO_STEP_COMMIT_CHECK
 byte sinka[R];            /* Sink.U[r].A: the token the last write checked was prepared with */
 #endif
@@ -396,7 +381,7 @@ hidden byte live_;
 hidden byte sk_;    /* newgrant: the granted acquire's Msg.sk (WORKER_CLOCK) */
 hidden byte excl_;  /* newgrant: some earlier grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
-hidden byte first_; /* mixed: the slot of task r's first result, plus one */
+hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
 
 /* a total order over messages (any total order gives the same canonical
@@ -743,33 +728,14 @@ inline release() {
 	fi
 }
 
-#ifdef REQUEST_ID_KEY
-/* spec.mixedPayloads: two of task r's results hold different payloads */
-inline mixed(r) {
-	first_ = 0; mixed_ = 0;
-	for (i_ : RESULTS(r) .. RESULTS(r) + W * OPS - 1) {
-		if
-		:: result[i_].writer != 0 && first_ == 0 -> first_ = i_ + 1
-		:: result[i_].writer != 0 && first_ != 0 &&
-		   (result[i_].writer != result[first_ - 1].writer || result[i_].token != result[first_ - 1].token) ->
-			mixed_ = 1
-		:: else
-		fi
-	}
-}
-#define CHECKMIXED(r) mixed(r); CHECK(!mixed_, idempotent-result)
-#else
-#define CHECKMIXED(r) skip       /* one result per task: never two */
-#endif
-
 /* the sink: model.stepper.store, the idempotent write under cur's key */
 inline commit() {
 	r_ = cur.res;
 	if
-	:: RESULT(r_).writer == 0 ->
-		RESULT(r_).writer = cur.pw; RESULT(r_).token = cur.pt; RESULT(r_).grant = cur.grant;
+	:: RESULT(r_, cur).writer == 0 ->
+		RESULT(r_, cur).writer = cur.pw; RESULT(r_, cur).token = cur.pt; RESULT(r_, cur).grant = cur.grant;
 		code_ = RepOK
-	:: RESULT(r_).writer != 0 && RESULT(r_).writer == cur.pw && RESULT(r_).token == cur.pt ->
+	:: RESULT(r_, cur).writer != 0 && RESULT(r_, cur).writer == cur.pw && RESULT(r_, cur).token == cur.pt ->
 		code_ = RepReplayed
 	:: else -> code_ = RepConflict
 	fi;

@@ -19,11 +19,11 @@
  * -DRELEASE_ADVANCES_FENCE, -DRENEW_FROM_OLD_DEADLINE, -DTWO_STEP_COMMIT_CHECK,
  * -DSCHEDULER_ONLY_CHECK, -DRESTART_NO_GRACE, -DFAILOVER_TTL_RESET,
  * -DETCD_REVISIONS, -DHOLDER_CLOCK, -DHOLDER_CLOCK_NO_FENCE, -DHOLDER_MARGIN,
- * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE, -DPRODUCER_EPOCHS, -DVOLATILE_SINK_FENCE
+ * -DLOCK_DELAY_NO_FENCE, -DSINK_DEADLINE, -DPRODUCER_EPOCHS, -DVOLATILE_SINK_FENCE,
+ * -DREQUEST_ID_KEY
  * (as in fencing.pml; SINKRESTARTS, default 0, bounds the sink's restarts).
  * Not -DROW_VERSION_CAS (its replies carry no design byte), nor -DWORKER_CLOCK
- * or SKEW (its workers have no clocks), nor -DREQUEST_ID_KEY (its sink keeps
- * one result per task).
+ * or SKEW (its workers have no clocks).
  */
 
 #ifndef W
@@ -64,9 +64,6 @@
 #endif
 #ifdef ROW_VERSION_CAS
 #error "fencing_procs.pml: no ROW_VERSION_CAS (a reply carries no design byte)"
-#endif
-#ifdef REQUEST_ID_KEY
-#error "fencing_procs.pml: no REQUEST_ID_KEY (its sink keeps one result per task)"
 #endif
 #if defined(WORKER_CLOCK) || defined(SKEW) && SKEW > 0
 #error "fencing_procs.pml: no clock skew (WORKER_CLOCK, SKEW)"
@@ -274,6 +271,8 @@ hidden byte age_;
 hidden byte fate;   /* FNORMAL, FLOSE, FDUP: what the network does to the step's reply */
 hidden byte excl_;  /* newgrant: some earlier grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
+hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
+hidden byte mixed_; /* mixed: two of task r's results differ */
 
 /* ---- the workers ---- */
 
@@ -754,15 +753,16 @@ active proctype coordinator() {
 /* ---- the sink ---- */
 
 #define SREPLY(K, CODE, PW, PT) REPLY(scur.w, K, scur.r, scur.inc, 0, 0, 0, CODE, PW, PT, scur.op)
+#define WKEY(m) m.op   /* a write's attempt (REQUEST_ID_KEY): its worker's operation number */
 
-/* model.stepper.store: the idempotent write under the task's key */
+/* model.stepper.store: the idempotent write under scur's key */
 inline store() {
 	r_ = scur.r;
 	if
-	:: result[r_].writer == 0 ->
-		result[r_].writer = scur.pw; result[r_].token = scur.pt; result[r_].grant = scur.grant;
+	:: RESULT(r_, scur).writer == 0 ->
+		RESULT(r_, scur).writer = scur.pw; RESULT(r_, scur).token = scur.pt; RESULT(r_, scur).grant = scur.grant;
 		code_ = RepOK
-	:: result[r_].writer != 0 && result[r_].writer == scur.pw && result[r_].token == scur.pt ->
+	:: RESULT(r_, scur).writer != 0 && RESULT(r_, scur).writer == scur.pw && RESULT(r_, scur).token == scur.pt ->
 		code_ = RepReplayed
 	:: else -> code_ = RepConflict
 	fi;
@@ -770,6 +770,7 @@ inline store() {
 	:: code_ != RepConflict ->
 		writtengrant(r_, scur);
 		CHECK(!(gi_ < ghost[r_].observed), fencing);
+		CHECKMIXED(r_);
 		ACCEPTED(r_, scur.token)
 	:: else
 	fi;
@@ -816,7 +817,7 @@ inline sink_deliver() {
 #else
 		store()
 #endif
-	:: scur.kind == ReadReq -> SREPLY(ReadRep, RepOK, result[r_].writer, result[r_].token)
+	:: scur.kind == ReadReq -> SREPLY(ReadRep, RepOK, TASKPW(r_), TASKPT(r_))
 	:: scur.kind == AdvanceReq ->                   /* model.stepper.sinkAdvance */
 		if
 		:: scur.req == 0 ->                         /* unanswered: RefAdvance(fence, token) */
@@ -855,7 +856,7 @@ active proctype sink() {
 #ifdef GLOBAL_FENCE
 	byte advfence[R];       /* the fence each answered (elsewhere fence[r]) */
 #endif
-	Result result[R];       /* the result of task r */
+	Result result[NRESULTS]; /* a result per key (RESULT in designs.pml) */
 #ifdef TWO_STEP_COMMIT_CHECK
 	byte sinka[R];          /* the token the last write checked was prepared with */
 #endif

@@ -90,7 +90,7 @@ producer-epochs) vmacro=PRODUCER_EPOCHS ;;
 row-version-cas) vmacro=ROW_VERSION_CAS vneed=OPS=3 vprocs=0 ;; # a read, then a write with its version
 volatile-sink-fence) vmacro=VOLATILE_SINK_FENCE vneed=SINKRESTARTS=1 ;; # a sink restart resets the fence
 worker-clock) vmacro=WORKER_CLOCK vneed=SKEW=1 vprocs=0 ;; # a clock ahead reports a lease expired
-request-id-key) vmacro=REQUEST_ID_KEY vprocs=0 ;; # two attempts at one task store two results
+request-id-key) vmacro=REQUEST_ID_KEY ;; # two attempts at one task store two results
 *) die "unknown variant $vname: the Promela models have $(sed -n 's/^\([a-z-]*\)) vmacro=.*/\1/p' "$0" | tr '\n' ' ')" ;;
 esac
 command -v spin >/dev/null || die "spin not found: install it with  apt-get install spin  (Spin 6.x)"
