@@ -4,7 +4,7 @@
  * #include it; TestSpinAgrees and run.sh copy it beside them). What a
  * decision reads or writes through a model's own names (the message being
  * taken, a worker's registers) stays in each model. So does the judging of
- * the invariants, but for one rule both share: writtengrant.
+ * the invariants, but for the two rules both share: writtengrant and mixed.
  */
 
 /* a max-token sink: it takes any token at least its fence and raises its
