@@ -4,7 +4,7 @@
  * #include it; TestSpinAgrees and run.sh copy it beside them). What a
  * decision reads or writes through a model's own names (the message being
  * taken, a worker's registers) stays in each model. So does the judging of
- * the invariants, but for the two rules both share: writtengrant and mixed.
+ * the invariants, but for what both judge of a stored write: STORE.
  */
 
 /* a max-token sink: it takes any token at least its fence and raises its
@@ -141,3 +141,26 @@ inline mixed(r) {
 #define TASKPT(r) result[r].token
 #define CHECKMIXED(r) skip             /* one result per task: never two */
 #endif
+
+/* model.stepper.store of the write m to resource r: its result stored under
+ * its key unless another payload holds it (code_: RepOK, RepReplayed or
+ * RepConflict), and a write taken judged (spec.Judge's WriteAccepted) and
+ * applied to the sink's registers (ACCEPTED, each model's). A macro, not an
+ * inline: CHECK and ACCEPTED are defined after this file is included. */
+#define STORE(r, m) \
+	if \
+	:: RESULT(r, m).writer == 0 -> \
+		RESULT(r, m).writer = m.pw; RESULT(r, m).token = m.pt; RESULT(r, m).grant = m.grant; \
+		code_ = RepOK \
+	:: RESULT(r, m).writer != 0 && RESULT(r, m).writer == m.pw && RESULT(r, m).token == m.pt -> \
+		code_ = RepReplayed \
+	:: else -> code_ = RepConflict \
+	fi; \
+	if \
+	:: code_ != RepConflict -> \
+		writtengrant(r, m); \
+		CHECK(!(gi_ < ghost[r].observed), fencing); \
+		CHECKMIXED(r); \
+		ACCEPTED(r, m.token) \
+	:: else \
+	fi

@@ -731,22 +731,7 @@ inline release() {
 /* the sink: model.stepper.store, the idempotent write under cur's key */
 inline commit() {
 	r_ = cur.res;
-	if
-	:: RESULT(r_, cur).writer == 0 ->
-		RESULT(r_, cur).writer = cur.pw; RESULT(r_, cur).token = cur.pt; RESULT(r_, cur).grant = cur.grant;
-		code_ = RepOK
-	:: RESULT(r_, cur).writer != 0 && RESULT(r_, cur).writer == cur.pw && RESULT(r_, cur).token == cur.pt ->
-		code_ = RepReplayed
-	:: else -> code_ = RepConflict
-	fi;
-	if
-	:: code_ != RepConflict ->
-		writtengrant(r_, cur);
-		CHECK(!(gi_ < ghost[r_].observed), fencing);
-		CHECKMIXED(r_);
-		ACCEPTED(r_, cur.token)
-	:: else
-	fi;
+	STORE(r_, cur);
 	REPLY(WriteRep, 0, 0, code_, 0, 0)
 }
 

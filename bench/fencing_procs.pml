@@ -758,22 +758,7 @@ active proctype coordinator() {
 /* model.stepper.store: the idempotent write under scur's key */
 inline store() {
 	r_ = scur.r;
-	if
-	:: RESULT(r_, scur).writer == 0 ->
-		RESULT(r_, scur).writer = scur.pw; RESULT(r_, scur).token = scur.pt; RESULT(r_, scur).grant = scur.grant;
-		code_ = RepOK
-	:: RESULT(r_, scur).writer != 0 && RESULT(r_, scur).writer == scur.pw && RESULT(r_, scur).token == scur.pt ->
-		code_ = RepReplayed
-	:: else -> code_ = RepConflict
-	fi;
-	if
-	:: code_ != RepConflict ->
-		writtengrant(r_, scur);
-		CHECK(!(gi_ < ghost[r_].observed), fencing);
-		CHECKMIXED(r_);
-		ACCEPTED(r_, scur.token)
-	:: else
-	fi;
+	STORE(r_, scur);
 	SREPLY(WriteRep, code_, 0, 0)
 }
 
