@@ -271,7 +271,7 @@ func (s *service) faults(kind string, cfg realdb.Config) func(ctx context.Contex
 			return nil
 		}
 		rng := rand.New(rand.NewPCG(cfg.Seed+uint64(run), 9))
-		if err := wait(ctx, ttl+time.Duration(rng.Int64N(int64(2*ttl)))); err != nil {
+		if err := realdb.Sleep(ctx, ttl+time.Duration(rng.Int64N(int64(2*ttl)))); err != nil {
 			return nil // the workers finished first
 		}
 		switch kind {
@@ -286,7 +286,7 @@ func (s *service) faults(kind string, cfg realdb.Config) func(ctx context.Contex
 				done = true
 				return nil
 			}
-			_ = wait(ctx, 2*ttl) // cancelled or not, the member comes back
+			_ = realdb.Sleep(ctx, 2*ttl) // cancelled or not, the member comes back
 			if err := s.cluster.Restart(context.WithoutCancel(ctx), i); err != nil {
 				return err
 			}
@@ -304,17 +304,6 @@ func (s *service) faults(kind string, cfg realdb.Config) func(ctx context.Contex
 			}
 		}
 		return nil
-	}
-}
-
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -471,11 +471,12 @@ func (p *sleepPauser) maybePause(ctx context.Context, _ string) error {
 	d := pauseLength(p.rng, p.ttl)
 	p.rec.Fault(p.id, history.Pause, history.Value{})
 	defer p.rec.Fault(p.id, history.Resume, history.Value{})
-	return sleep(ctx, d)
+	return Sleep(ctx, d)
 }
 
-// sleep waits for d, or until ctx is done (then it returns ctx's error).
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits for d, or until ctx is done (then it returns ctx's error): a
+// pause of a real run that an interrupt or a deadline cuts short.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -539,7 +540,7 @@ func (p *proc) stop(ctx context.Context, d time.Duration, wait bool) error {
 	cont := func() {
 		defer p.wg.Done()
 		defer p.mu.Unlock()
-		_ = sleep(ctx, d) // cancelled or not, the process must go on
+		_ = Sleep(ctx, d) // cancelled or not, the process must go on
 		p.rec.Fault(p.id, history.Resume, history.Value{})
 		// An error means the process is gone: nothing left to continue.
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)
@@ -646,7 +647,7 @@ func runProcessWorkers(ctx context.Context, cfg Config, specs []workerSpec, coor
 		}()
 		if i == 0 && cfg.KillAfter > 0 {
 			go func() {
-				if sleep(ctx, cfg.KillAfter) == nil {
+				if Sleep(ctx, cfg.KillAfter) == nil {
 					p.mu.Lock() // not while stopped: a stopped process would still die, but never resume
 					_ = p.cmd.Process.Signal(syscall.SIGKILL)
 					p.mu.Unlock()

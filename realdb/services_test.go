@@ -177,7 +177,7 @@ func TestServerGoneMidRun(t *testing.T) {
 	cfg := serviceConfig(Redis, []string{srv.Addr}, Atomic, 3, 1)
 	cfg.Out = out
 	cfg.Faults = func(ctx context.Context, run int, rec *history.Recorder) error {
-		if err := sleep(ctx, 150*time.Millisecond); err != nil {
+		if err := Sleep(ctx, 150*time.Millisecond); err != nil {
 			return nil
 		}
 		rec.Fault(history.Nemesis, history.Crash, history.Value{Target: "redis"})
@@ -250,7 +250,7 @@ func TestDatabaseRestartMidRun(t *testing.T) {
 	cfg := runConfig(Postgres, dsn, Atomic, 5, 11)
 	cfg.Out = t.TempDir()
 	cfg.Faults = func(ctx context.Context, run int, rec *history.Recorder) error {
-		if err := sleep(ctx, 60*time.Millisecond); err != nil {
+		if err := Sleep(ctx, 60*time.Millisecond); err != nil {
 			return nil
 		}
 		conn, err := pgx.Connect(context.WithoutCancel(ctx), dsn)

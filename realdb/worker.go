@@ -183,7 +183,7 @@ func (w *worker) keepalive(ctx context.Context, l LeaseRequest) (lost bool, err 
 
 // backoff waits a quarter to a half of a ttl before the next attempt.
 func (w *worker) backoff(ctx context.Context) error {
-	return sleep(ctx, w.spec.TTL/4+time.Duration(w.rng.Int64N(int64(w.spec.TTL/4)+1)))
+	return Sleep(ctx, w.spec.TTL/4+time.Duration(w.rng.Int64N(int64(w.spec.TTL/4)+1)))
 }
 
 // call records the invocation, runs op, and records its completion: ok, fail
