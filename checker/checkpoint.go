@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -770,8 +771,9 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			return r.err
 		}
 	}
-	var counts [maxInvariants]uint64 // none before version 6
-	for id, n := range lv.Violations {
+	var counts [maxInvariants]uint64                             // none before version 6
+	for _, id := range slices.Sorted(maps.Keys(lv.Violations)) { // a corruption named alike each time
+		n := lv.Violations[id]
 		s := spec.SetOf(id) & spec.SetOf(lv.Violated...)
 		if s == 0 || n == 0 {
 			r.corrupt("%d violations of %q", n, id)
@@ -782,7 +784,8 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		}
 	}
 	var first [maxInvariants]edge
-	for id, e := range lv.First {
+	for _, id := range slices.Sorted(maps.Keys(lv.First)) {
+		e := lv.First[id]
 		s := spec.SetOf(id)
 		if s == 0 || uint64(e.Parent) >= lv.States {
 			r.corrupt("first violation of %q from state %d", id, e.Parent)

@@ -3,7 +3,9 @@ package checker
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -67,7 +69,8 @@ func (c *Coverage) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = Coverage{}
-	for name, n := range m {
+	for _, name := range slices.Sorted(maps.Keys(m)) { // the first bad name, whatever the map's order
+		n := m[name]
 		sc, err := model.ParseScene(name)
 		if err != nil {
 			return err

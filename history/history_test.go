@@ -255,3 +255,28 @@ func TestManyDistinctNames(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorNamesFirstField reads lines with several faulty members again
+// and again: the error must name the same one each time, the first as the
+// line has them (invalid UTF-8) or the least pair in key order (a Jepsen
+// key given twice), never the one a map's random order met first.
+func TestErrorNamesFirstField(t *testing.T) {
+	bad := "\x92\xad"
+	var line strings.Builder
+	line.WriteString(`{"format":"` + bad + `"`)
+	for _, k := range []string{"at", "b", "c", "d", "e", "f", "g"} {
+		line.WriteString(`,"` + k + `":"` + bad + `"`)
+	}
+	line.WriteString(`,"version":1}`)
+	jepsen := `[{"type":"info","f":"pause","process":1,"time":1,":f":"pause",":type":"info",":time":1,":process":1}]`
+	for range 40 {
+		_, err := ReadAll("u.jsonl", strings.NewReader(line.String()+"\n"))
+		if he := checkInputError(t, err, "u.jsonl"); he.Field != "format" {
+			t.Fatalf("invalid UTF-8 in every member: the error names %q, want the first, \"format\": %v", he.Field, err)
+		}
+		_, err = ReadJepsen("j.json", strings.NewReader(jepsen))
+		if he := checkInputError(t, err, "j.json"); he.Field != "f" || !strings.Contains(he.Msg, `as ":f" and "f"`) {
+			t.Fatalf("four keys given twice: the error names %q (%s), want the least, \"f\"", he.Field, he.Msg)
+		}
+	}
+}

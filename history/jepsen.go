@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -271,21 +273,33 @@ func (j *jepsenReader) normalize(raw json.RawMessage, n int, prefix string) (mem
 		return nil, j.objectErr(n, prefix, raw, key, err)
 	}
 	out := make(members, len(obj))
-	was := map[string]string{}
 	for k, v := range obj {
-		nk := keyword(k)
-		if a, ok := jepsenAliases[nk]; ok && prefix == "value" {
-			nk = a
-		}
-		if old, dup := was[nk]; dup {
-			if old > k {
-				old, k = k, old
+		nk := normalKey(k, prefix)
+		if _, dup := out[nk]; dup {
+			// Named the same whichever pair the map's order met first:
+			// the least pair in key order.
+			was := map[string]string{}
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				nk := normalKey(k, prefix)
+				if old, dup := was[nk]; dup {
+					return nil, j.errf(n, join(prefix, nk), "given twice, as %q and %q", old, k)
+				}
+				was[nk] = k
 			}
-			return nil, j.errf(n, join(prefix, nk), "given twice, as %q and %q", old, k)
 		}
-		was[nk], out[nk] = k, v
+		out[nk] = v
 	}
 	return out, nil
+}
+
+// normalKey is the key k of an object (the operation, or its value, as
+// prefix says) as normalize renames it.
+func normalKey(k, prefix string) string {
+	nk := keyword(k)
+	if a, ok := jepsenAliases[nk]; ok && prefix == "value" {
+		nk = a
+	}
+	return nk
 }
 
 func join(prefix, key string) string {

@@ -295,13 +295,18 @@ func splitObject(raw []byte) (obj members, key string, err error) {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, "", err
 	}
-	if !utf8.Valid(raw) {
-		for k, v := range obj {
-			if !utf8.Valid(v) {
-				return nil, k, errUTF8
+	if !utf8.Valid(raw) { // name the first member at fault, as the line has them
+		eachKey(raw, func(q []byte) {
+			var k string
+			json.Unmarshal(q, &k) // a valid JSON string
+			if err == nil && (!utf8.Valid(q) || !utf8.Valid(obj[k])) {
+				key, err = k, errUTF8
+				if !utf8.Valid(q) {
+					key = "" // not a name to print
+				}
 			}
-		}
-		return nil, "", errUTF8 // in a key
+		})
+		return nil, key, errUTF8
 	}
 	n := 0
 	eachKey(raw, func([]byte) { n++ })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -315,7 +316,8 @@ func Replay(ctx context.Context, h *history.History, cfg ReplayConfig) (res Repl
 				r.coord.Restart(time.Duration(grace))
 				// A grant in progress lives in the model coordinator's
 				// memory: it is lost (its real answer is not delivered).
-				for res, w := range r.granting {
+				for _, res := range slices.Sorted(maps.Keys(r.granting)) { // the notes in a fixed order
+					w := r.granting[res]
 					if w.answer != nil {
 						r.res.Notes = append(r.res.Notes, fmt.Sprintf("%s's grant in progress on %s lost with the coordinator's restart", w.id, res))
 						w.answer = nil

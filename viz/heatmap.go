@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -168,7 +170,7 @@ func buildHeatmap(g SweepGrid) (heatPage, error) {
 		}
 		invs[id] = true
 	}
-	for id := range g.Rules {
+	for _, id := range slices.Sorted(maps.Keys(g.Rules)) {
 		if !invs[id] {
 			return heatPage{}, fmt.Errorf("viz: sweep has a rule for invariant %q, which it does not list", id)
 		}
