@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/fencecheck/fencecheck/checker"
 	"github.com/fencecheck/fencecheck/designs"
@@ -259,7 +260,32 @@ func parse(fs *flag.FlagSet, args []string) error {
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}
-	return fs.Parse(append([]string{"--"}, pos...))
+	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
+		return err
+	}
+	return notNegative(fs)
+}
+
+// notNegative is a usage error naming the first flag given (in name order)
+// a negative count or duration: no flag of explore has a meaning for one.
+func notNegative(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		switch v := g.Get().(type) {
+		case int:
+			ok = v >= 0
+		case time.Duration:
+			ok = v >= 0
+		}
+		if !ok {
+			err = usagef("--%s %s: must not be negative (see --help)", f.Name, f.Value)
+		}
+	})
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -143,6 +143,26 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, stderr)
 		}
 	}
+	// A negative count or duration means nothing: it is named, not taken
+	// for "none" (--runs -1 ran no run, --time -1s and --depth -3 had no
+	// limit).
+	for _, args := range [][]string{
+		{"search", "--variant", "reference", "--runs", "-1"},
+		{"search", "--variant", "reference", "--time", "-1s"},
+		{"search", "--variant", "reference", "--mode", "bfs", "--depth", "-3"},
+		{"search", "--variant", "reference", "--mode", "bfs", "--cores", "-1"},
+		{"campaign", "--steps", "-5"},
+		{"check", "--timeout", "-1ms", "x.jsonl"},
+	} {
+		flag := args[len(args)-2]
+		if args[0] == "check" {
+			flag = args[1]
+		}
+		code, _, stderr := explore(t, args...)
+		if code != 2 || !strings.Contains(stderr, flag+" ") || !strings.Contains(stderr, "must not be negative") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %s named", args, code, stderr, flag)
+		}
+	}
 	for _, verb := range []string{"campaign", "variants", "invariants", "search", "replay", "check", "viz"} {
 		if code, stdout, _ := explore(t, verb, "--help"); code != 0 || !strings.Contains(stdout, "usage: explore "+verb) {
 			t.Errorf("%s --help: exit %d\n%s", verb, code, stdout)
