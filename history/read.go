@@ -296,14 +296,16 @@ func splitObject(raw []byte) (obj members, key string, err error) {
 		return nil, "", err
 	}
 	if !utf8.Valid(raw) { // name the first member at fault, as the line has them
+		found := false
 		eachKey(raw, func(q []byte) {
 			var k string
 			json.Unmarshal(q, &k) // a valid JSON string
-			if err == nil && (!utf8.Valid(q) || !utf8.Valid(obj[k])) {
-				key, err = k, errUTF8
-				if !utf8.Valid(q) {
-					key = "" // not a name to print
-				}
+			switch {
+			case found:
+			case !utf8.Valid(q):
+				found = true // in the key: no name to print
+			case !utf8.Valid(obj[k]):
+				key, found = k, true
 			}
 		})
 		return nil, key, errUTF8
