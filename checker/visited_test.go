@@ -108,7 +108,16 @@ type keptEntry struct {
 }
 
 // matchesKept reports whether h agrees with e's hash on the bits e keeps.
+// Every entry keeps its home slot's bits, more than the 8 that are
+// compared first, at once, for speed: the brute force compares each
+// lookup with every entry stored.
 func matchesKept(h hash, e keptEntry) bool {
+	if e.bits < 8 {
+		panic("an entry keeps fewer than 8 bits")
+	}
+	if (h.Lo^e.h.Lo)>>56 != 0 {
+		return false
+	}
 	for i := range e.bits {
 		if sBit(h, i) != sBit(e.h, i) {
 			return false
