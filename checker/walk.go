@@ -5,6 +5,7 @@
 package checker
 
 import (
+	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -56,6 +57,9 @@ func pick(acts []model.Action, choose Chooser) (model.Action, bool) {
 // invariant in stop. It returns the run and every invariant violated.
 func Walk(m *model.Machine, steps int, choose Chooser, stop spec.Set) (*model.Run, spec.Set) {
 	run := model.NewRun(m)
+	// A run records about one event a step: room for them at once, not
+	// by doubling (up to 128: a long walk grows as it goes).
+	run.Events = make([]history.Event, 0, min(steps, 128))
 	var violated spec.Set
 	var buf []model.Action
 	for i := 0; i < steps; i++ {
