@@ -26,7 +26,7 @@ var weight = [...]int{
 // weightOf is an action's weight. A two-step write's second step is
 // delivered rarely, so that walks often put other steps (a takeover)
 // between the two, where the bugs of splitting a write are.
-func weightOf(a model.Action) int {
+func weightOf(a *model.Action) int {
 	if a.Kind == model.Deliver && a.Msg.Kind == model.Commit {
 		return 1
 	}
@@ -37,16 +37,16 @@ func weightOf(a model.Action) int {
 // chooser ends the walk.
 func pick(acts []model.Action, choose Chooser) (model.Action, bool) {
 	total := 0
-	for _, a := range acts {
-		total += weightOf(a)
+	for i := range acts {
+		total += weightOf(&acts[i])
 	}
 	n := choose(total)
 	if n < 0 {
 		return model.Action{}, false
 	}
-	for _, a := range acts {
-		if n -= weightOf(a); n < 0 {
-			return a, true
+	for i := range acts {
+		if n -= weightOf(&acts[i]); n < 0 {
+			return acts[i], true
 		}
 	}
 	panic("checker: chooser out of range")
