@@ -771,8 +771,9 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			return r.err
 		}
 	}
-	var counts [maxInvariants]uint64                             // none before version 6
-	for _, id := range slices.Sorted(maps.Keys(lv.Violations)) { // a corruption named alike each time
+	var counts [maxInvariants]uint64 // none before version 6
+	// In name order, so that a corruption is named alike each time.
+	for _, id := range slices.Sorted(maps.Keys(lv.Violations)) {
 		n := lv.Violations[id]
 		s := spec.SetOf(id) & spec.SetOf(lv.Violated...)
 		if s == 0 || n == 0 {

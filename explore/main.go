@@ -275,13 +275,14 @@ func notNegative(fs *flag.FlagSet) error {
 		if !ok || err != nil {
 			return
 		}
+		negative := false
 		switch v := g.Get().(type) {
 		case int:
-			ok = v >= 0
+			negative = v < 0
 		case time.Duration:
-			ok = v >= 0
+			negative = v < 0
 		}
-		if !ok {
+		if negative {
 			err = usagef("--%s %s: must not be negative (see --help)", f.Name, f.Value)
 		}
 	})

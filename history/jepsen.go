@@ -274,22 +274,27 @@ func (j *jepsenReader) normalize(raw json.RawMessage, n int, prefix string) (mem
 	}
 	out := make(members, len(obj))
 	for k, v := range obj {
-		nk := normalKey(k, prefix)
-		if _, dup := out[nk]; dup {
-			// Named the same whichever pair the map's order met first:
-			// the least pair in key order.
-			was := map[string]string{}
-			for _, k := range slices.Sorted(maps.Keys(obj)) {
-				nk := normalKey(k, prefix)
-				if old, dup := was[nk]; dup {
-					return nil, j.errf(n, join(prefix, nk), "given twice, as %q and %q", old, k)
-				}
-				was[nk] = k
-			}
-		}
-		out[nk] = v
+		out[normalKey(k, prefix)] = v
+	}
+	if len(out) < len(obj) { // two keys became one
+		return nil, j.givenTwice(n, prefix, obj)
 	}
 	return out, nil
+}
+
+// givenTwice is the error for an object (the operation, or its value, as
+// prefix says) two of whose keys normalize renames alike: it names the
+// least such pair in key order, whatever order the map gives them in.
+func (j *jepsenReader) givenTwice(n int, prefix string, obj members) error {
+	was := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		nk := normalKey(k, prefix)
+		if old, dup := was[nk]; dup {
+			return j.errf(n, join(prefix, nk), "given twice, as %q and %q", old, k)
+		}
+		was[nk] = k
+	}
+	panic("history: no two keys of the object are renamed alike")
 }
 
 // normalKey is the key k of an object (the operation, or its value, as
