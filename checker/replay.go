@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
@@ -18,8 +19,11 @@ type Verdict struct {
 	Reproduced bool
 	Mismatch   string
 	// Judged holds the invariants the re-execution violated, judged on the
-	// model's states (grant identity); Marks shows where, as violations
-	// pointing at the recorded events of the step that violated each.
+	// model's states (grant identity), up to the first action of the trace
+	// that was not enabled; Marks shows where, as violations pointing at
+	// the recorded events of the step that violated each. A mark that
+	// would point past the first event the re-execution did not reproduce
+	// is left out: the file's events there are not the model's.
 	Judged spec.Set
 	Marks  []spec.Violation
 	// Report is the history-level check of the recorded events.
@@ -55,14 +59,24 @@ func CheckHistory(h *history.History, opt spec.Options, cat []spec.Variant) (Ver
 			return v, fmt.Errorf("header: actions[%d]: %v", i, err)
 		}
 	}
-	run, judged, err := Replay(m, acts)
-	v.Run, v.Judged, v.Marks = run, judged, Marks(m, acts)
+	var mk marker
+	run, judged, err := replay(m, acts, false, mk.visit(acts))
+	v.Run, v.Judged = run, judged
 	if err != nil {
 		v.Mismatch = err.Error()
-		return v, nil
+	} else {
+		v.Mismatch = history.Diff(h.Events, run.Events)
+		v.Reproduced = v.Mismatch == ""
 	}
-	v.Mismatch = history.Diff(h.Events, run.Events)
-	v.Reproduced = v.Mismatch == ""
+	// A mark names events by their place in the run: keep those that lie
+	// where the run and the file agree.
+	agree := history.Agree(h.Events, run.Events)
+	for _, x := range mk.marks {
+		if slices.ContainsFunc(x.Events, func(e int) bool { return e >= agree }) {
+			continue
+		}
+		v.Marks = append(v.Marks, x)
+	}
 	return v, nil
 }
 
@@ -123,18 +137,22 @@ func replay(m *model.Machine, acts []model.Action, lenient bool,
 	return run, judged, nil
 }
 
-// Marks re-executes a trace and returns, for each invariant the model's
-// states violate, where it first happened: the events of that step, or when
-// the step recorded none (the sink accepting a write whose reply is still in
-// flight), the last event of the worker involved.
-func Marks(m *model.Machine, acts []model.Action) []spec.Violation {
-	var seen spec.Set
-	var marks []spec.Violation
-	replay(m, acts, true, func(run *model.Run, i, n int, f model.Fact, v spec.Set) {
-		if v &^= seen; v == 0 {
+// marker collects, as a replay visits its steps, where each invariant the
+// model's states violate first happened: the events of that step, or when
+// the step recorded none (the sink accepting a write whose reply is still
+// in flight), the last event of the worker involved.
+type marker struct {
+	seen  spec.Set
+	marks []spec.Violation
+}
+
+// visit is the replay's visit function for the trace acts.
+func (mk *marker) visit(acts []model.Action) func(run *model.Run, i, n int, f model.Fact, v spec.Set) {
+	return func(run *model.Run, i, n int, f model.Fact, v spec.Set) {
+		if v &^= mk.seen; v == 0 {
 			return
 		}
-		seen |= v
+		mk.seen |= v
 		var evs []int
 		for j := n; j < len(run.Events); j++ {
 			evs = append(evs, j)
@@ -149,12 +167,11 @@ func Marks(m *model.Machine, acts []model.Action) []spec.Violation {
 			}
 		}
 		for _, id := range v.IDs() {
-			marks = append(marks, spec.Violation{Invariant: id, Resource: model.ResourceName(f.Res),
+			mk.marks = append(mk.marks, spec.Violation{Invariant: id, Resource: model.ResourceName(f.Res),
 				Message: describe(f) + fmt.Sprintf(" (judged on the model's states, step %d: %s)", i, acts[i]),
 				Events:  evs})
 		}
-	})
-	return marks
+	}
 }
 
 // describe says in words what a step did.

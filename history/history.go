@@ -210,21 +210,33 @@ func (h *History) Result(op Op) Type {
 // a file, with their lines) and replayed ones, or returns "" when there is
 // none.
 func Diff(recorded, replayed []Event) string {
-	for i := 0; i < len(recorded) && i < len(replayed); i++ {
+	if i := Agree(recorded, replayed); i < len(recorded) && i < len(replayed) {
+		at := ""
+		if l := recorded[i].Line; l > 0 {
+			at = fmt.Sprintf(" (line %d)", l)
+		}
 		a, b := recorded[i], replayed[i]
 		a.Line, b.Line = 0, 0
-		if a != b {
-			at := ""
-			if l := recorded[i].Line; l > 0 {
-				at = fmt.Sprintf(" (line %d)", l)
-			}
-			return fmt.Sprintf("event %d%s differs: recorded %s, replayed %s", i+1, at, brief(a), brief(b))
-		}
+		return fmt.Sprintf("event %d%s differs: recorded %s, replayed %s", i+1, at, brief(a), brief(b))
 	}
 	if len(recorded) != len(replayed) {
 		return fmt.Sprintf("recorded %d events, replayed %d", len(recorded), len(replayed))
 	}
 	return ""
+}
+
+// Agree returns how many leading events recorded and replayed have alike,
+// their lines in a file aside.
+func Agree(recorded, replayed []Event) int {
+	i := 0
+	for ; i < len(recorded) && i < len(replayed); i++ {
+		a, b := recorded[i], replayed[i]
+		a.Line, b.Line = 0, 0
+		if a != b {
+			break
+		}
+	}
+	return i
 }
 
 // brief is an event's JSON line without its newline.
