@@ -60,6 +60,12 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			}
 			return 0, usageError{fileError{path, "cannot read: " + err.Error()}}
 		}
+		var failed struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(b, &failed) == nil && failed.Error != "" {
+			return 0, usageError{fileError{path, "the --json of a run that failed, not a result: " + failed.Error}}
+		}
 		raws[i] = b
 	}
 	var kind struct {
@@ -221,20 +227,33 @@ func sameSearch(jobs []searchResult, paths []string) error {
 	}
 	seen := make([]bool, n)
 	for i, j := range jobs {
-		switch {
-		case j.Variant != first.Variant || j.Mode != first.Mode || j.Config != first.Config || j.Seed != first.Seed ||
-			j.budget() != first.budget() || max(j.Shard.N, 1) != n || j.Shard.Depth != first.Shard.Depth:
+		if j.Variant != first.Variant || j.Mode != first.Mode || j.Config != first.Config || j.Seed != first.Seed ||
+			j.budget() != first.budget() || max(j.Shard.N, 1) != n || j.Shard.Depth != first.Shard.Depth {
 			return usagef("%s: not a job of the same search as %s", paths[i], paths[0])
-		case seen[j.Shard.I]:
-			return usagef("%s: job %d/%d given twice", paths[i], j.Shard.I, n)
 		}
 		if j.Proof != nil && first.Proof != nil {
 			if field := j.Proof.sameScope(first.Proof); field != "" {
 				return usagef("%s: field \"proof.%s\": not a job of the same search as %s (their --invariant, --unexpected, --depth or --reduce differ)", paths[i], field, paths[0])
 			}
 		}
-		seen[j.Shard.I] = true
+		if err := takeJob(seen, j.Shard.I, paths[i]); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// takeJob marks job i of len(given) given, read from path, or says why it
+// cannot be: it is not one of them, or was given before.
+func takeJob(given []bool, i int, path string) error {
+	n := len(given)
+	switch {
+	case i < 0 || i >= n:
+		return usageError{fileError{path, fmt.Sprintf("field \"shard.i\": job %d is not one of the %d jobs (0 to %d)", i, n, n-1)}}
+	case given[i]:
+		return usagef("%s: job %d/%d given twice", path, i, n)
+	}
+	given[i] = true
 	return nil
 }
 
@@ -246,6 +265,9 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 	for i := range raws {
 		if err := json.Unmarshal(raws[i], &jobs[i]); err != nil || !jobs[i].Sweep {
 			return 0, usageError{fileError{paths[i], "not the JSON of explore sweep"}}
+		}
+		if err := jobs[i].Grid.Check(); err != nil {
+			return 0, usageError{fileError{paths[i], "field \"grid\": " + strings.TrimPrefix(err.Error(), "viz: ")}}
 		}
 	}
 	first := jobs[0]
@@ -261,17 +283,19 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 			max(j.Shard.N, 1) == n && slices.Equal(j.Grid.X.Values, first.Grid.X.Values) && j.Grid.X.Name == first.Grid.X.Name &&
 			slices.Equal(j.Grid.Y.Values, first.Grid.Y.Values) && j.Grid.Y.Name == first.Grid.Y.Name &&
 			slices.Equal(j.Grid.Invariants, first.Grid.Invariants)
-		switch {
-		case !same:
+		if !same {
 			return 0, usagef("%s: not a job of the same sweep as %s", paths[i], paths[0])
-		case seen[j.Shard.I]:
-			return 0, usagef("%s: job %d/%d given twice", paths[i], j.Shard.I, n)
 		}
-		seen[j.Shard.I] = true
+		if err := takeJob(seen, j.Shard.I, paths[i]); err != nil {
+			return 0, err
+		}
 		merged.Complete = merged.Complete && j.Complete
 		merged.Grid.Cells = append(merged.Grid.Cells, j.Grid.Cells...)
 	}
 	g := &merged.Grid
+	if err := g.Check(); err != nil { // each job's grid is sound, so two of them overlap
+		return 0, usagef("%s: field \"grid\": the jobs' grids do not merge: %s", strings.Join(paths, ", "), strings.TrimPrefix(err.Error(), "viz: "))
+	}
 	pos := func(c viz.SweepCell) int {
 		return (slices.Index(g.Y.Values, c.Y)*len(g.X.Values)+slices.Index(g.X.Values, c.X))*len(g.Invariants) +
 			slices.Index(g.Invariants, c.Invariant)

@@ -79,10 +79,8 @@ type SweepCell struct {
 // data-x, data-y, data-invariant and data-verdict; a small inline script sets
 // data-cells-rendered on <body> to the number of cells laid out with a box.
 //
-// Heatmap returns an error, writing nothing, if an axis is empty or repeats a
-// value, an invariant is listed twice, a cell lies off the axes, names an
-// unlisted invariant, has an unknown verdict or repeats another cell, or a
-// rule names an unlisted invariant. The same grid gives the same bytes.
+// Heatmap returns Check's error, writing nothing, if the grid has one. The
+// same grid gives the same bytes.
 func Heatmap(w io.Writer, g SweepGrid) error {
 	p, err := buildHeatmap(g)
 	if err != nil {
@@ -154,58 +152,69 @@ func checkAxis(which string, a Axis) (map[int]bool, error) {
 	return seen, nil
 }
 
-func buildHeatmap(g SweepGrid) (heatPage, error) {
+// Check returns the error Heatmap would for g, or nil: an axis is empty or
+// repeats a value, an invariant is listed twice, a cell lies off the axes,
+// names an unlisted invariant, has an unknown verdict or repeats another
+// cell, or a rule names an unlisted invariant.
+func (g SweepGrid) Check() error {
 	xs, err := checkAxis("X", g.X)
 	if err != nil {
-		return heatPage{}, err
+		return err
 	}
 	ys, err := checkAxis("Y", g.Y)
 	if err != nil {
-		return heatPage{}, err
+		return err
 	}
 	invs := make(map[string]bool, len(g.Invariants))
 	for _, id := range g.Invariants {
 		if invs[id] {
-			return heatPage{}, fmt.Errorf("viz: sweep lists invariant %q twice", id)
+			return fmt.Errorf("viz: sweep lists invariant %q twice", id)
 		}
 		invs[id] = true
 	}
 	for _, id := range slices.Sorted(maps.Keys(g.Rules)) {
 		if !invs[id] {
-			return heatPage{}, fmt.Errorf("viz: sweep has a rule for invariant %q, which it does not list", id)
+			return fmt.Errorf("viz: sweep has a rule for invariant %q, which it does not list", id)
 		}
+	}
+	cells := make(map[cellKey]bool, len(g.Cells))
+	for _, c := range g.Cells {
+		switch {
+		case !xs[c.X]:
+			return fmt.Errorf("viz: sweep cell %s=%d is not on axis X", g.X.Name, c.X)
+		case !ys[c.Y]:
+			return fmt.Errorf("viz: sweep cell %s=%d is not on axis Y", g.Y.Name, c.Y)
+		case !invs[c.Invariant]:
+			return fmt.Errorf("viz: sweep cell (%d, %d) names invariant %q, which the sweep does not list", c.X, c.Y, c.Invariant)
+		case c.Verdict != VerdictSafe && c.Verdict != VerdictViolated && c.Verdict != VerdictIncomplete:
+			return fmt.Errorf("viz: sweep cell (%d, %d) %s has unknown verdict %q", c.X, c.Y, c.Invariant, c.Verdict)
+		}
+		k := cellKey{c.X, c.Y, c.Invariant}
+		if cells[k] {
+			return fmt.Errorf("viz: sweep has two cells for (%d, %d) %s", c.X, c.Y, c.Invariant)
+		}
+		cells[k] = true
+	}
+	return nil
+}
+
+func buildHeatmap(g SweepGrid) (heatPage, error) {
+	if err := g.Check(); err != nil {
+		return heatPage{}, err
 	}
 	cells := make(map[cellKey]SweepCell, len(g.Cells))
 	minLen, maxLen, hasLen := 0, 0, false
 	for _, c := range g.Cells {
-		switch {
-		case !xs[c.X]:
-			return heatPage{}, fmt.Errorf("viz: sweep cell %s=%d is not on axis X", g.X.Name, c.X)
-		case !ys[c.Y]:
-			return heatPage{}, fmt.Errorf("viz: sweep cell %s=%d is not on axis Y", g.Y.Name, c.Y)
-		case !invs[c.Invariant]:
-			return heatPage{}, fmt.Errorf("viz: sweep cell (%d, %d) names invariant %q, which the sweep does not list", c.X, c.Y, c.Invariant)
-		}
-		switch c.Verdict {
-		case VerdictSafe, VerdictIncomplete:
-		case VerdictViolated:
-			if c.Length > 0 {
-				if !hasLen || c.Length < minLen {
-					minLen = c.Length
-				}
-				if !hasLen || c.Length > maxLen {
-					maxLen = c.Length
-				}
-				hasLen = true
+		if c.Verdict == VerdictViolated && c.Length > 0 {
+			if !hasLen || c.Length < minLen {
+				minLen = c.Length
 			}
-		default:
-			return heatPage{}, fmt.Errorf("viz: sweep cell (%d, %d) %s has unknown verdict %q", c.X, c.Y, c.Invariant, c.Verdict)
+			if !hasLen || c.Length > maxLen {
+				maxLen = c.Length
+			}
+			hasLen = true
 		}
-		k := cellKey{c.X, c.Y, c.Invariant}
-		if _, dup := cells[k]; dup {
-			return heatPage{}, fmt.Errorf("viz: sweep has two cells for (%d, %d) %s", c.X, c.Y, c.Invariant)
-		}
-		cells[k] = c
+		cells[cellKey{c.X, c.Y, c.Invariant}] = c
 	}
 
 	p := heatPage{Variant: g.Variant, X: g.X.Name, Y: g.Y.Name, OneD: g.Y.Name == "" && len(g.Y.Values) == 1,
