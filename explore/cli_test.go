@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,50 @@ func TestHelpVerb(t *testing.T) {
 		for _, want := range []string{"0  nothing unexpected", "1  a violation", "2  usage or input error", "3  incomplete"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("%v does not document %q\n%s", args, want, stdout)
+			}
+		}
+	}
+}
+
+// TestEveryVerbTakesHelpAndJSON: as the usage says, every verb, help
+// included, takes --help (its usage, exit 0) and --json (one JSON object on
+// standard output, nothing else there), --help --json too.
+func TestEveryVerbTakesHelpAndJSON(t *testing.T) {
+	type flagJSON struct{ Name, Default, Usage string }
+	type helpJSON struct {
+		Verb, Usage, Summary string
+		Flags                []flagJSON
+		ExitStatus           map[string]string
+		Verbs                []struct{ Verb, Args, Summary string }
+	}
+	var all helpJSON
+	for _, args := range [][]string{{"help", "--json"}, {"--help", "--json"}, {"help", "help", "--json"}} {
+		code, stdout, _ := explore(t, args...)
+		var got helpJSON
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != exitOK {
+			t.Fatalf("%v: exit %d, not one JSON object: %v\n%s", args, code, err, stdout)
+		}
+		if len(got.Verbs) != len(verbs)+1 || got.Verbs[len(verbs)].Verb != "help" || len(got.ExitStatus) != 4 ||
+			!strings.HasPrefix(got.ExitStatus["3"], "incomplete: stopped") || !strings.HasSuffix(got.ExitStatus["3"], "progress not checked") {
+			t.Fatalf("%v: %+v", args, got)
+		}
+		all = got
+	}
+	for _, args := range [][]string{{"help", "--help"}, {"help", "help"}} {
+		if code, stdout, _ := explore(t, args...); code != exitOK || !strings.Contains(stdout, "usage: explore [VERB]") {
+			t.Errorf("%v: exit %d\n%s", args, code, stdout)
+		}
+	}
+	for _, v := range all.Verbs[:len(verbs)] {
+		for _, args := range [][]string{{"help", v.Verb, "--json"}, {v.Verb, "--help", "--json"}, {v.Verb, "--json", "--help"}} {
+			code, stdout, _ := explore(t, args...)
+			var got helpJSON
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != exitOK {
+				t.Fatalf("%v: exit %d, not one JSON object: %v\n%s", args, code, err, stdout)
+			}
+			hasJSON := slices.ContainsFunc(got.Flags, func(f flagJSON) bool { return f.Name == "json" && f.Default == "false" })
+			if got.Verb != v.Verb || !strings.HasPrefix(got.Usage, "explore "+v.Verb) || !hasJSON || len(got.ExitStatus) != 4 {
+				t.Errorf("%v: %+v", args, got)
 			}
 		}
 	}
@@ -78,6 +123,8 @@ func TestErrorsUnderJSON(t *testing.T) {
 		{[]string{"merge", "--json", badConfig}, jerr{File: badConfig}},
 		{[]string{"search", "--json"}, jerr{}},
 		{[]string{"search", "--json", "--variant", "nope"}, jerr{}},
+		{[]string{"nope", "--json"}, jerr{}},
+		{[]string{"help", "--json", "nope"}, jerr{}},
 	} {
 		code, stdout, stderr := explore(t, c.args...)
 		var got jerr
@@ -330,6 +377,41 @@ func TestBFSSaysWhenItDidNotSearchAgain(t *testing.T) {
 		printBFS(&out, checker.BFSResult{Stopped: checker.StopViolation, Again: &c.again}, v)
 		if !strings.Contains(out.String(), c.want) {
 			t.Errorf("again %+v: want %q in\n%s", c.again, c.want, out.String())
+		}
+	}
+}
+
+// TestVizJSON: viz --json prints one JSON object: the file, the format,
+// the violations marked, and the page itself, or with -o where it wrote it.
+func TestVizJSON(t *testing.T) {
+	path := filepath.Join("..", "histories", "counterexamples", "check-then-write.jsonl")
+	type vizJSON struct {
+		File, Format, Out, Page string
+		Violations              []spec.Violation
+	}
+	out := filepath.Join(t.TempDir(), "page.html")
+	for _, c := range []struct {
+		args   []string
+		format string
+	}{
+		{[]string{"viz", "--json", path}, "html"},
+		{[]string{"viz", "--json", "--format", "mermaid", path}, "mermaid"},
+		{[]string{"viz", "--json", "-o", out, path}, "html"},
+	} {
+		code, stdout, _ := explore(t, c.args...)
+		var got vizJSON
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != exitOK {
+			t.Fatalf("%v: exit %d, not one JSON object: %v\n%.300s", c.args, code, err, stdout)
+		}
+		if got.File != path || got.Format != c.format || len(got.Violations) == 0 {
+			t.Errorf("%v: file %q format %q, %d violations", c.args, got.File, got.Format, len(got.Violations))
+		}
+		if slices.Contains(c.args, "-o") {
+			if page, err := os.ReadFile(out); err != nil || got.Out != out || got.Page != "" || !strings.Contains(string(page), "<html") {
+				t.Errorf("%v: out %q, page %d bytes in the JSON, the file: %v", c.args, got.Out, len(got.Page), err)
+			}
+		} else if got.Out != "" || !strings.Contains(got.Page, map[string]string{"html": "<html", "mermaid": "sequenceDiagram"}[c.format]) {
+			t.Errorf("%v: out %q, page %.100q", c.args, got.Out, got.Page)
 		}
 	}
 }

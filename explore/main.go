@@ -70,7 +70,7 @@ func init() {
 		{"check", "FILE|-", "check any history in the documented format (no model)", runCheck},
 		{"viz", "FILE [-o OUT.html] [--format html|mermaid]", "render a history as a timeline", runViz},
 		{"sweep", "--variant NAME --param P=LO..HI [--param Q=LO..HI] [flags]", "search a grid of a design's parameters and environment bounds; print the safe region, its rule, a heat map", runSweep},
-		{"merge", "FILE...", "combine the --json results of the jobs of a split search (--shard i/n)", runMerge},
+		{"merge", "FILE...", "combine the --json results of the jobs of a split search or sweep (--shard i/n)", runMerge},
 		{"real", "[--lease builtin|etcd|redis] [--db sqlite|postgres] [--sink atomic|check-then-write|max-token|none] [--schedule FILE]", "run real workers on a real lease service and sink and check the histories", runReal},
 	}
 }
@@ -102,26 +102,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 	name := "campaign"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		name, args = args[0], args[1:]
-	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		printUsage(stdout)
+	} else if len(args) > 0 && isHelp(args[0]) {
+		printUsage(stdout, wantsJSON(args))
 		return exitOK
 	}
 	if name == "help" {
-		if len(args) == 0 {
-			printUsage(stdout)
+		asJSON := wantsJSON(args)
+		var named []string // the verbs asked about: help's flags aside
+		for _, a := range args {
+			if !isHelp(a) && !(asJSON && wantsJSON([]string{a})) {
+				named = append(named, a)
+			}
+		}
+		if len(named) == 0 || len(named) == 1 && named[0] == "help" {
+			printUsage(stdout, asJSON)
 			return exitOK
 		}
-		if len(args) > 1 || findVerb(args[0]) == nil {
-			fmt.Fprintf(stderr, "explore help: want one verb, got %q\n", strings.Join(args, " "))
-			printUsage(stderr)
+		if len(named) > 1 || findVerb(named[0]) == nil {
+			fmt.Fprintf(stderr, "explore help: want one verb, got %q\n", strings.Join(named, " "))
+			if asJSON {
+				writeJSON(stdout, errorObject(fmt.Errorf("want one verb, got %q", strings.Join(named, " "))))
+			}
+			printUsage(stderr, false)
 			return exitUsage
 		}
-		name, args = args[0], []string{"--help"}
+		name, args = named[0], []string{"--help"}
+		if asJSON {
+			args = append(args, "--json")
+		}
 	}
 	v := findVerb(name)
 	if v == nil {
 		fmt.Fprintf(stderr, "explore: unknown verb %q\n", name)
-		printUsage(stderr)
+		if wantsJSON(args) {
+			writeJSON(stdout, errorObject(fmt.Errorf("unknown verb %q", name)))
+		}
+		printUsage(stderr, false)
 		return exitUsage
 	}
 	code, err := v.run(ctx, args, stdout, cat)
@@ -195,13 +211,30 @@ type fileError struct{ file, msg string }
 
 func (e fileError) Error() string { return e.file + ": " + e.msg }
 
-func printUsage(w io.Writer) {
+// helpSummary is what the help verb does.
+const helpSummary = "this text, or a verb's flags and exit statuses"
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// printUsage prints explore's usage: the verbs and exit statuses, as text
+// or as one JSON object.
+func printUsage(w io.Writer, asJSON bool) {
+	if asJSON {
+		vs := []map[string]string{}
+		for _, v := range verbs {
+			vs = append(vs, map[string]string{"verb": v.name, "args": v.args, "summary": v.summary})
+		}
+		vs = append(vs, map[string]string{"verb": "help", "args": "[VERB]", "summary": helpSummary})
+		writeJSON(w, map[string]any{"verbs": vs, "exitStatus": exitStatusJSON()})
+		return
+	}
 	fmt.Fprintln(w, "usage: explore [VERB] [flags]\n\nfencecheck: a model checker and history checker for lease + fencing-token protocols.\n\nverbs:")
 	for _, v := range verbs {
 		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-10s %s", v.name, v.args), " "))
 		fmt.Fprintf(w, "  %-10s   %s\n", "", v.summary)
 	}
-	fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", "help", "[VERB]", "", "this text, or a verb's flags and exit statuses")
+	fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", "help", "[VERB]", "", helpSummary)
 	fmt.Fprintln(w, "\nWith no verb, explore runs the campaign. Every verb takes --json and --help.\n\n"+exitStatuses)
 }
 
@@ -211,7 +244,16 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 	fs.SetOutput(io.Discard)
 	jsonOut := fs.Bool("json", false, "print one JSON object on standard output, nothing else there")
 	fs.Usage = func() {}
-	help := func() {
+	help := func(asJSON bool) {
+		if asJSON {
+			var fl []map[string]string
+			fs.VisitAll(func(f *flag.Flag) {
+				fl = append(fl, map[string]string{"name": f.Name, "default": f.DefValue, "usage": f.Usage})
+			})
+			writeJSON(stdout, map[string]any{"verb": name, "usage": strings.TrimSpace("explore " + name + " " + args),
+				"summary": summary, "flags": fl, "exitStatus": exitStatusJSON()})
+			return
+		}
 		fs.SetOutput(stdout)
 		fmt.Fprintf(stdout, "usage: explore %s %s\n\n%s\n\nflags:\n", name, args, summary)
 		fs.PrintDefaults()
@@ -222,8 +264,27 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 	return fs, jsonOut
 }
 
-// helps holds each verb's help printer (one verb runs per process).
-var helps = map[*flag.FlagSet]func(){}
+// helps holds each verb's help printer, which prints JSON when asked
+// (one verb runs per process).
+var helps = map[*flag.FlagSet]func(asJSON bool){}
+
+// exitStatusJSON is exitStatuses as --help --json gives it: each status's
+// text on one line, by status.
+func exitStatusJSON() map[string]string {
+	out := map[string]string{}
+	var code string
+	for _, line := range strings.Split(exitStatuses, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if line[2] != ' ' { // "  0  nothing unexpected: ..."
+			code, f = f[0], f[1:]
+		}
+		out[code] = strings.TrimSpace(out[code] + " " + strings.Join(f, " "))
+	}
+	return out
+}
 
 // parseFlags is parse for a verb that takes no positional argument: one
 // is a usage error.
@@ -242,10 +303,11 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // which are then in fs.Args().
 func parse(fs *flag.FlagSet, args []string) error {
 	var pos []string
+	asJSON := wantsJSON(args)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				helps[fs]()
+				helps[fs](asJSON)
 				return err
 			}
 			return usagef("%v (see --help)", err)

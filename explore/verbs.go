@@ -119,9 +119,10 @@ func wrap(text string, width int) []string {
 	return lines
 }
 
-func nonNil(s []string) []string {
+// nonNil is s, or an empty slice for nil: [] in JSON, not null.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -291,7 +292,7 @@ func list(ids []string) string {
 }
 
 func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
-	fs, _ := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked.", stdout)
+	fs, jsonOut := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked. With --json: the file, format, violations marked and either the page written (out) or the page itself (page).", stdout)
 	out := fs.String("o", "", "write to this file instead of standard output")
 	format := fs.String("format", "html", "html or mermaid")
 	path, h, err := parseHistory(fs, args)
@@ -318,11 +319,24 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	if err != nil {
 		return 0, err
 	}
+	if *out != "" {
+		if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+			return 0, err
+		}
+	}
+	if *jsonOut {
+		o := map[string]any{"file": path, "format": *format, "violations": nonNil(opt.Violations)}
+		if *out != "" {
+			o["out"] = *out
+		} else {
+			o["page"] = b.String()
+		}
+		return 0, writeJSON(stdout, o)
+	}
 	if *out == "" {
 		_, err = stdout.Write(b.Bytes())
-		return 0, err
 	}
-	return 0, os.WriteFile(*out, b.Bytes(), 0o644)
+	return 0, err
 }
 
 // save writes a counterexample history and its HTML picture under dir (the
