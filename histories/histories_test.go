@@ -19,7 +19,7 @@ import (
 	"github.com/fencecheck/fencecheck/spec"
 )
 
-var update = flag.Bool("update", false, "rewrite the seed histories from their scripts")
+var update = flag.Bool("update", false, "rewrite the seed histories from their scripts, and the counterexamples and docs/variants/ pages from the default campaign")
 
 // scenario is one of the article's five checks, as a scripted run of the
 // reference protocol.
