@@ -140,6 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 		printUsage(stderr, false)
 		return exitUsage
 	}
+	defer clear(helps) // the verb's flags, which a test's next call does not need
 	code, err := v.run(ctx, args, stdout, cat)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -264,8 +265,9 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 	return fs, jsonOut
 }
 
-// helps holds each verb's help printer, which prints JSON when asked
-// (one verb runs per process).
+// helps holds the running verb's help printer, by its flag set, which
+// prints JSON when asked; run clears it when the verb ends (tests run many
+// verbs in one process).
 var helps = map[*flag.FlagSet]func(asJSON bool){}
 
 // exitStatusJSON is exitStatuses as --help --json gives it: each status's
