@@ -325,7 +325,7 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 			if okTTL > 0 {
 				lo, hi = min(lo, okTTL), max(hi, okTTL)
 			}
-			g.minEnd = min(g.minEnd, c.invTime(a)+lo)
+			g.minEnd = min(g.minEnd, after(c.invTime(a), lo))
 			g.maxTTL = max(g.maxTTL, hi)
 			g.minTTL = min(g.minTTL, lo)
 		}

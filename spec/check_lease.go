@@ -54,7 +54,7 @@ func (c *resCtx) deadlineTerm(i int) int64 {
 	if c.ops[i].res != history.OK || hi == inf {
 		return inf
 	}
-	return c.endTime(i) + hi
+	return after(c.endTime(i), hi)
 }
 
 // renewSeries returns, per token, the renews of that token that may have
@@ -175,7 +175,7 @@ func (c *resCtx) checkExclusiveLease() {
 		switch {
 		case o.kind == kRenew && o.res != history.Fail:
 			lo, _ := c.renewTTL(i)
-			e := leaseEffect{first: o.inv, last: never, firstTime: c.invTime(i), lo: lo, minEnd: c.invTime(i) + lo,
+			e := leaseEffect{first: o.inv, last: never, firstTime: c.invTime(i), lo: lo, minEnd: after(c.invTime(i), lo),
 				okLine: -1, grant: -1, op: i}
 			if o.res == history.OK {
 				e.last, e.okLine = o.end, o.end
@@ -197,7 +197,7 @@ func (c *resCtx) checkExclusiveLease() {
 	wSuf, wPre := make([]int64, len(wilds)+1), make([]int64, len(wilds)+1)
 	wSuf[len(wilds)], wPre[0] = inf, inf
 	for k := len(wilds) - 1; k >= 0; k-- {
-		wSuf[k] = min(wSuf[k+1], wilds[k].time+wilds[k].ttl)
+		wSuf[k] = min(wSuf[k+1], after(wilds[k].time, wilds[k].ttl))
 	}
 	for k, w := range wilds {
 		wPre[k+1] = min(wPre[k], w.ttl)
@@ -213,7 +213,7 @@ func (c *resCtx) checkExclusiveLease() {
 		suf := make([]int64, len(effs)+1)
 		suf[len(effs)] = inf
 		for k := len(effs) - 1; k >= 0; k-- {
-			suf[k] = min(suf[k+1], effs[k].firstTime+effs[k].lo)
+			suf[k] = min(suf[k+1], after(effs[k].firstTime, effs[k].lo))
 		}
 		var active ttlHeap // effects before the current one, by ttl, with their last line
 		for k, e := range effs {
@@ -230,13 +230,13 @@ func (c *resCtx) checkExclusiveLease() {
 			}
 			end := point{e.minEnd, -1}
 			if overlapLo < inf {
-				end = minPoint(end, point{e.firstTime + overlapLo, -1})
+				end = minPoint(end, point{after(e.firstTime, overlapLo), -1})
 			}
 			end = minPoint(end, point{suf[k+1], -1})
 			w := sort.Search(len(wilds), func(i int) bool { return wilds[i].line > e.first })
 			end = minPoint(end, point{wSuf[w], -1})
 			if wPre[w] < inf {
-				end = minPoint(end, point{e.firstTime + wPre[w], -1})
+				end = minPoint(end, point{after(e.firstTime, wPre[w]), -1})
 			}
 			for _, r := range rels[t] {
 				if r[1] > e.first {
@@ -605,7 +605,7 @@ func (c *resCtx) checkRenewValidity() {
 			if gg.okLine > c.grants[last].okLine {
 				last = g
 			}
-			deadline = max(deadline, gg.okTime+gg.maxTTL)
+			deadline = max(deadline, after(gg.okTime, gg.maxTTL))
 		}
 		lg := c.grants[last]
 		lastOK := lg.okLine
@@ -737,7 +737,7 @@ func (c *resCtx) checkAbsoluteValidity() {
 		if acq[g.token] == nil {
 			acq[g.token] = &series{}
 		}
-		acq[g.token].add(g.from, g.okTime+g.maxTTL, gi)
+		acq[g.token].add(g.from, after(g.okTime, g.maxTTL), gi)
 	}
 	for _, s := range acq {
 		s.sortByLine()

@@ -12,6 +12,17 @@ const (
 	negInf = math.MinInt64
 )
 
+// after is time t (≥ 0, as histories have it) plus duration d, or inf when
+// that lies past the largest int64: a deadline that far out is later than
+// every event's time (but one at the largest time itself). A history's
+// times and ttls each fit in int64; their sum need not.
+func after(t, d int64) int64 {
+	if t > 0 && d > inf-t {
+		return inf
+	}
+	return t + d
+}
+
 // series holds values keyed by event positions (lines), kept in increasing
 // line order, with the running maximum and the suffix minimum, so that "the
 // largest value before line L" and "the smallest value after line L" are
