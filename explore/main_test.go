@@ -79,6 +79,62 @@ func TestCheckSeedHistories(t *testing.T) {
 	}
 }
 
+// TestCheckTimeoutIsIncomplete: a check whose porcupine search ran out of
+// --timeout judged nothing of linearizable-sink: with no unexpected
+// violation it is incomplete (exit 3, "incomplete", "complete": false),
+// never a pass; an unexpected violation found still exits 1.
+func TestCheckTimeoutIsIncomplete(t *testing.T) {
+	clean := "../histories/seed/1-renew-at-deadline.jsonl"
+	code, stdout, _ := explore(t, "check", "--timeout", "1ns", clean)
+	if code != exitIncomplete || !strings.Contains(stdout, "unknown linearizable-sink") ||
+		!strings.Contains(stdout, "incomplete: the check of linearizable-sink ran out of --timeout 1ns") ||
+		strings.Contains(stdout, "no invariant violated") {
+		t.Errorf("check --timeout 1ns: exit %d\n%s", code, stdout)
+	}
+	var rep struct {
+		Complete *bool    `json:"complete"`
+		Unknown  []string `json:"unknown"`
+	}
+	for _, c := range []struct {
+		args     []string
+		code     int
+		complete bool
+	}{
+		{[]string{"check", "--json", "--timeout", "1ns", clean}, exitIncomplete, false},
+		{[]string{"check", "--json", clean}, exitOK, true},
+		{[]string{"check", "--json", "--timeout", "1ns", unexpectedFencing(t)}, exitViolation, false},
+	} {
+		rep.Complete, rep.Unknown = nil, nil
+		code, stdout, _ := explore(t, c.args...)
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != c.code || rep.Complete == nil ||
+			*rep.Complete != c.complete || (len(rep.Unknown) == 0) != c.complete {
+			t.Errorf("%v: exit %d (want %d), %v, %+v", c.args, code, c.code, err, rep)
+		}
+	}
+}
+
+// unexpectedFencing writes check-then-write's counterexample with an
+// empty expect: its fencing violation is unexpected.
+func unexpectedFencing(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../histories/counterexamples/check-then-write.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	var h map[string]any
+	if err := json.Unmarshal(header, &h); err != nil {
+		t.Fatal(err)
+	}
+	h["expect"] = []string{}
+	header, _ = json.Marshal(h)
+	path := filepath.Join(t.TempDir(), "unexpected.jsonl")
+	if err := os.WriteFile(path, append(append(header, '\n'), rest...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestCheckUnexpectedViolationExits1(t *testing.T) {
 	h, err := os.ReadFile("../histories/seed/2-expired-not-taken-over.jsonl")
 	if err != nil {
