@@ -107,6 +107,14 @@ func TestErrorsUnderJSON(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badExpect := filepath.Join(t.TempDir(), "expect.jsonl")
+	if err := os.WriteFile(badExpect, []byte(`
+
+{"format":"fencecheck-history","version":1,"expect":["fencing","fencng"]}
+{"time":0,"process":"w1","type":"info","f":"pause"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	type jerr struct {
 		Error string `json:"error"`
 		File  string `json:"file"`
@@ -124,6 +132,8 @@ func TestErrorsUnderJSON(t *testing.T) {
 		{[]string{"search", "--json"}, jerr{}},
 		{[]string{"search", "--json", "--variant", "nope"}, jerr{}},
 		{[]string{"nope", "--json"}, jerr{}},
+		{[]string{"check", "--json", badExpect}, jerr{File: badExpect, Line: 3, Field: "expect"}}, // a typo would expect nothing
+		{[]string{"replay", "--json", badExpect}, jerr{File: badExpect, Line: 3, Field: "expect"}},
 		{[]string{"help", "--json", "nope"}, jerr{}},
 	} {
 		code, stdout, stderr := explore(t, c.args...)

@@ -180,6 +180,12 @@ func readHistory(path string) (*history.History, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	for i, id := range h.Header.Expect {
+		if !spec.IsInvariant(id) {
+			return nil, usageError{&history.Error{File: name, Line: h.Header.Line, Field: "expect",
+				Msg: fmt.Sprintf("expect[%d]: unknown invariant %q (explore invariants lists them)", i, id)}}
+		}
+	}
 	return h, nil
 }
 

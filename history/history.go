@@ -129,6 +129,9 @@ type Header struct {
 	// first event.
 	Partial bool   `json:"partial,omitempty"`
 	Note    string `json:"note,omitempty"`
+	// Line is the 1-based line of the file the header was read from; 0
+	// when it was not read from a file.
+	Line int `json:"-"`
 }
 
 // Event is one line of a history.

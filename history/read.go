@@ -412,7 +412,7 @@ func (r *Reader) parseHeader(h members) error {
 	if p.err == nil && v != Version {
 		return r.errf(n, "version", "unsupported version %d (this reader knows version %d)", v, Version)
 	}
-	out := Header{Format: Format, Version: Version}
+	out := Header{Format: Format, Version: Version, Line: n}
 	out.Variant = p.str("variant", h["variant"], false)
 	out.Seed = p.uint("seed", h["seed"])
 	if c := h["config"]; !absent(c) {
