@@ -55,7 +55,10 @@ func CheckHistory(h *history.History, opt spec.Options, cat []spec.Variant) (Ver
 	}
 	acts := make([]model.Action, len(h.Header.Actions))
 	for i, s := range h.Header.Actions {
-		if acts[i], err = model.ParseAction(s); err != nil {
+		if acts[i], err = model.ParseAction(s); err == nil {
+			err = inBounds(m.Config, acts[i])
+		}
+		if err != nil {
 			return v, fmt.Errorf("header: actions[%d]: %v", i, err)
 		}
 	}
@@ -78,6 +81,24 @@ func CheckHistory(h *history.History, opt spec.Options, cat []spec.Variant) (Ver
 		v.Marks = append(v.Marks, x)
 	}
 	return v, nil
+}
+
+// inBounds says which process or resource a names that config c has not:
+// such an action is no step of the machine, so the trace cannot be its.
+func inBounds(c model.Config, a model.Action) error {
+	for _, f := range []struct {
+		what  string
+		n, of int
+	}{
+		{"w", int(a.Worker), c.Workers}, {"r", int(a.Res), c.Resources}, {"c", int(a.Replica), c.Replicas},
+		{"the message's w", int(a.Msg.Worker), c.Workers}, {"the message's r", int(a.Msg.Res), c.Resources},
+		{"the message's c", int(a.Msg.Replica), c.Replicas},
+	} {
+		if f.n >= f.of {
+			return fmt.Errorf("%s: %s=%d, but the config has %d (0 to %d)", a, f.what, f.n, f.of, f.of-1)
+		}
+	}
+	return nil
 }
 
 // HeaderMachine is the machine a model history's header names: its variant

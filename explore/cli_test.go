@@ -115,6 +115,12 @@ func TestErrorsUnderJSON(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	w99 := filepath.Join(t.TempDir(), "w99.jsonl")
+	if err := os.WriteFile(w99, []byte(`{"format":"fencecheck-history","version":1,"variant":"reference","config":{"workers":2,"resources":1,"replicas":1,"ttl":3,"ops":2,"grants":2,"inFlight":2},"actions":["acquire w=99 r=0 c=0"]}
+{"time":0,"process":"w1","type":"info","f":"pause"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	type jerr struct {
 		Error string `json:"error"`
 		File  string `json:"file"`
@@ -134,6 +140,7 @@ func TestErrorsUnderJSON(t *testing.T) {
 		{[]string{"nope", "--json"}, jerr{}},
 		{[]string{"check", "--json", badExpect}, jerr{File: badExpect, Line: 3, Field: "expect"}}, // a typo would expect nothing
 		{[]string{"replay", "--json", badExpect}, jerr{File: badExpect, Line: 3, Field: "expect"}},
+		{[]string{"replay", "--json", w99}, jerr{File: w99, Line: 1, Field: "actions[0]"}}, // no step of the machine
 		{[]string{"help", "--json", "nope"}, jerr{}},
 	} {
 		code, stdout, stderr := explore(t, c.args...)

@@ -278,7 +278,7 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 	}
 	v, err := checker.CheckHistory(h, spec.Options{}, cat)
 	if err != nil {
-		return 0, usageError{headerError(path, err)}
+		return 0, usageError{headerError(path, h.Header.Line, err)}
 	}
 	code := exitOK
 	if !v.Reproduced || unexpected(h, v.Violated()) != 0 {
@@ -429,10 +429,10 @@ func laneNames(h *history.History, resource string) []porcupine.Annotation {
 
 // headerError places an error of checker.CheckHistory ("header: config:
 // ...", "header: actions[3]: ...") at the header's line and field.
-func headerError(path string, err error) *history.Error {
+func headerError(path string, line int, err error) *history.Error {
 	msg, field := strings.TrimPrefix(err.Error(), "header: "), ""
 	if f, rest, ok := strings.Cut(msg, ": "); ok && (f == "config" || f == "variant" || strings.HasPrefix(f, "actions[")) {
 		field, msg = f, rest
 	}
-	return &history.Error{File: path, Line: 1, Field: field, Msg: msg}
+	return &history.Error{File: path, Line: line, Field: field, Msg: msg}
 }
