@@ -432,3 +432,26 @@ func TestVizJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestVizOutput: -o naming the history read is refused, the history left
+// as it was; -o - is standard output.
+func TestVizOutput(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "histories", "seed", "1-renew-at-deadline.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "h.jsonl")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{path, filepath.Join(dir, ".", "h.jsonl")} {
+		code, _, stderr := explore(t, "viz", path, "-o", out)
+		if after, _ := os.ReadFile(path); code != exitUsage || !bytes.Equal(after, b) || !strings.Contains(stderr, "is the history read") {
+			t.Errorf("viz -o %s: exit %d, %s; the history kept: %v", out, code, stderr, bytes.Equal(after, b))
+		}
+	}
+	if code, stdout, _ := explore(t, "viz", path, "-o", "-"); code != exitOK || !strings.Contains(stdout, "<html") {
+		t.Errorf("viz -o -: exit %d, %.80q", code, stdout)
+	}
+}

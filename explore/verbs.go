@@ -311,7 +311,7 @@ func list(ids []string) string {
 
 func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked. With --json: the file, format, violations marked and either the page written (out) or the page itself (page).", stdout)
-	out := fs.String("o", "", "write to this file instead of standard output")
+	out := fs.String("o", "", "write to this file instead of standard output (- : standard output); never the history read")
 	format := fs.String("format", "html", "html or mermaid")
 	path, h, err := parseHistory(fs, args)
 	if err != nil {
@@ -319,6 +319,12 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	}
 	if *format != "html" && *format != "mermaid" {
 		return 0, usagef("--format %q: want html or mermaid", *format)
+	}
+	if *out == "-" {
+		*out = ""
+	}
+	if *out != "" && path != "-" && sameFile(*out, path) {
+		return 0, usagef("-o %s: is the history read; the page would overwrite it", *out)
 	}
 	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h, cat)}
 	if *out != "" && *format == "html" {
@@ -355,6 +361,16 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 		_, err = stdout.Write(b.Bytes())
 	}
 	return 0, err
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // save writes a counterexample history and its HTML picture under dir (the
