@@ -1,8 +1,11 @@
 package checker
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
@@ -104,7 +107,15 @@ func inBounds(c model.Config, a model.Action) error {
 // HeaderMachine is the machine a model history's header names: its variant
 // looked up in cat, under its config.
 func HeaderMachine(h history.Header, cat []spec.Variant) (*model.Machine, error) {
+	if len(h.Config) == 0 {
+		return nil, fmt.Errorf("header: config: missing: a trace needs the config it ran under")
+	}
 	cfg, err := model.ParseConfig(h.Config)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		name := te.Field[strings.LastIndex(te.Field, ".")+1:]
+		return nil, fmt.Errorf("header: config.%s: want %v, got %s", name, te.Type, te.Value)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("header: config: %v", err)
 	}

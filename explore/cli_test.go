@@ -121,6 +121,12 @@ func TestErrorsUnderJSON(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ttlText := filepath.Join(t.TempDir(), "ttl.jsonl")
+	if err := os.WriteFile(ttlText, []byte(`{"format":"fencecheck-history","version":1,"variant":"reference","config":{"workers":2,"ttl":"3"},"actions":["tick"]}
+{"time":0,"process":"w1","type":"info","f":"pause"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	type jerr struct {
 		Error string `json:"error"`
 		File  string `json:"file"`
@@ -141,6 +147,7 @@ func TestErrorsUnderJSON(t *testing.T) {
 		{[]string{"check", "--json", badExpect}, jerr{File: badExpect, Line: 3, Field: "expect"}}, // a typo would expect nothing
 		{[]string{"replay", "--json", badExpect}, jerr{File: badExpect, Line: 3, Field: "expect"}},
 		{[]string{"replay", "--json", w99}, jerr{File: w99, Line: 1, Field: "actions[0]"}}, // no step of the machine
+		{[]string{"replay", "--json", ttlText}, jerr{File: ttlText, Line: 1, Field: "config.ttl"}},
 		{[]string{"help", "--json", "nope"}, jerr{}},
 	} {
 		code, stdout, stderr := explore(t, c.args...)

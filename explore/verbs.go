@@ -447,7 +447,7 @@ func laneNames(h *history.History, resource string) []porcupine.Annotation {
 // ...", "header: actions[3]: ...") at the header's line and field.
 func headerError(path string, line int, err error) *history.Error {
 	msg, field := strings.TrimPrefix(err.Error(), "header: "), ""
-	if f, rest, ok := strings.Cut(msg, ": "); ok && (f == "config" || f == "variant" || strings.HasPrefix(f, "actions[")) {
+	if f, rest, ok := strings.Cut(msg, ": "); ok && (f == "config" || strings.HasPrefix(f, "config.") || f == "variant" || strings.HasPrefix(f, "actions[")) {
 		field, msg = f, rest
 	}
 	return &history.Error{File: path, Line: line, Field: field, Msg: msg}

@@ -156,7 +156,7 @@ func ParseAction(s string) (Action, error) {
 		}
 		n, err := strconv.ParseInt(v, 10, 16)
 		if err != nil {
-			return Action{}, fmt.Errorf("%s: %s: %v", a.Kind, k, err)
+			return Action{}, fmt.Errorf("%s: %s=%s: not a whole number in the field's range", a.Kind, k, v)
 		}
 		if err := a.set(k, n); err != nil {
 			return Action{}, err
