@@ -120,6 +120,9 @@ func TestMalformed(t *testing.T) {
 		{"ok read without value", `{"time":1,"process":"w1","type":"invoke","f":"read","resource":"r","value":{"resultId":"x"}}` + "\n" + `{"time":1,"process":"w1","type":"ok","f":"read","resource":"r"}`, 2, "value.payload"},
 		{"ok read payload int", `{"time":1,"process":"w1","type":"invoke","f":"read","resource":"r","value":{"resultId":"x"}}` + "\n" + `{"time":1,"process":"w1","type":"ok","f":"read","resource":"r","value":{"payload":1}}`, 2, "value.payload"},
 		{"bad outcome", ev + "\n" + `{"time":1,"process":"w1","type":"ok","f":"write","resource":"r","value":{"outcome":"maybe"}}`, 2, "value.outcome"},
+		{"write error in capitals", ev + "\n" + `{"time":1,"process":"w1","type":"fail","f":"write","resource":"r","value":{"error":"FENCED"}}`, 2, "value.error"},
+		{"acquire error of a renew", `{"time":1,"process":"w","type":"invoke","f":"acquire","resource":"r","value":{"owner":"w","incarnation":1,"requestId":"q","ttl":3}}` + "\n" + `{"time":1,"process":"w","type":"fail","f":"acquire","resource":"r","value":{"error":"expired"}}`, 2, "value.error"},
+		{"release error", `{"time":1,"process":"w","type":"invoke","f":"release","resource":"r","value":{"owner":"w","incarnation":1,"token":1}}` + "\n" + `{"time":1,"process":"w","type":"fail","f":"release","resource":"r","value":{"error":"weird"}}`, 2, "value.error"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

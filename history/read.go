@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -387,6 +388,11 @@ func (r *Reader) objectErr(n int, prefix string, raw []byte, key string, err err
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		if se.Offset >= int64(len(raw)) {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			var first json.RawMessage
+			if dec.Decode(&first) == nil { // the error is what follows a whole object
+				return r.errf(n, field, "more after the object, from byte %d of the line (one object per line)", dec.InputOffset()+1)
+			}
 			return r.errf(n, field, "the line ends before the object is closed (an event must be on one line)")
 		}
 		return r.errf(n, field, "not valid JSON: %v (at byte %d of the line)", se, se.Offset)
@@ -592,6 +598,9 @@ func (r *Reader) parseValue(p *fieldParser, f *fields, e *Event) error {
 	if (e.F == Write && e.Type == OK || apply && v.Outcome != "") && v.Outcome != Written && v.Outcome != Replayed {
 		p.fail("value.outcome", fmt.Sprintf("unknown write outcome %q (want written or replayed)", v.Outcome))
 	}
+	if allowed := failErrors[e.F]; e.Type == Fail && allowed != nil && !slices.Contains(allowed, v.Error) {
+		p.fail("value.error", fmt.Sprintf("unknown %s error %q (want %s)", e.F, v.Error, strings.Join(allowed, " or ")))
+	}
 	if apply {
 		switch {
 		case v.Outcome == "" && v.Error == "":
@@ -603,6 +612,17 @@ func (r *Reader) parseValue(p *fieldParser, f *fields, e *Event) error {
 		}
 	}
 	return p.err
+}
+
+// failErrors are the errors a fail of each operation may carry (a read's
+// are free): a misspelt one ("FENCED") would otherwise pass for a failure
+// of no consequence.
+var failErrors = map[string][]string{
+	Acquire: {Held},
+	Renew:   {Expired, NotHolder},
+	Release: {NotHolder},
+	Advance: {Fenced},
+	Write:   {Fenced, Conflict, Expired},
 }
 
 func is(fields ...string) func(string) bool {
