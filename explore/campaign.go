@@ -279,8 +279,8 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	var shard checker.Shard
 	if *shardFlag != "" {
-		if _, err := fmt.Sscanf(*shardFlag, "%d/%d", &shard.I, &shard.N); err != nil || shard.N < 1 || shard.I < 0 || shard.I >= shard.N {
-			return 0, usagef("--shard %q: want i/n with 0 <= i < n", *shardFlag)
+		if shard, err = parseShard(*shardFlag); err != nil {
+			return 0, err
 		}
 		shard.Depth = *shardDepth
 	}

@@ -3,7 +3,6 @@ package explore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,13 +51,9 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	jobs := make([]searchResult, fs.NArg())
 	raws := make([][]byte, fs.NArg())
 	for i, path := range fs.Args() {
-		b, err := os.ReadFile(path)
+		b, err := readResult(path)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return 0, usageError{fileError{path, "cannot read: " + err.Error()}}
+			return 0, err
 		}
 		var failed struct {
 			Error string `json:"error"`
@@ -200,6 +195,46 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations in %s (job %d/%d)\n", first.Variant,
 		winner.Violation.Invariant, winner.Violation.Operations, winner.Violation.File, winner.Shard.I, winner.Shard.N)
 	return exitViolation, nil
+}
+
+// maxResultSize bounds what merge reads of each file. A job's --json is
+// far smaller: the largest, a sweep's, holds at most 64 x 64 points (the
+// most --param takes per axis) of at most the 9 invariants judged on
+// transitions, some 400 bytes a cell: 15 MB; a search's, one trace and
+// counts. Anything bigger is not a result (/dev/zero, a history, a log)
+// and is refused before it fills the memory (the history readers stop at
+// 16 MiB a line).
+const maxResultSize = 64 << 20
+
+// readResult reads the --json result of a job, at most maxResultSize
+// bytes of it; a file that cannot be read, a directory, or one bigger is
+// an input error naming the file.
+func readResult(path string) ([]byte, error) {
+	fail := func(msg string) ([]byte, error) { return nil, usageError{fileError{path, msg}} }
+	f, err := os.Open(path)
+	if err != nil {
+		return fail("cannot read: " + bare(err).Error())
+	}
+	defer f.Close()
+	tooBig := fmt.Sprintf("more than %d MiB, not the --json result of an explore search or sweep job", maxResultSize>>20)
+	if st, err := f.Stat(); err == nil {
+		switch {
+		case st.IsDir():
+			return fail("is a directory, want the --json result of a job")
+		case st.Mode().IsRegular() && st.Size() > maxResultSize:
+			return fail(tooBig)
+		}
+	}
+	// A pipe or a device (/dev/zero) says no size: read one byte past the
+	// bound to know.
+	b, err := io.ReadAll(io.LimitReader(f, maxResultSize+1))
+	if err != nil {
+		return fail("cannot read: " + bare(err).Error())
+	}
+	if len(b) > maxResultSize {
+		return fail(tooBig)
+	}
+	return b, nil
 }
 
 // jobNames names jobs (each "i/n") in a sentence: "job 1/3", "jobs 0/3, 2/3".

@@ -3,8 +3,10 @@ package explore
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,7 +36,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	cfg := realdb.Config{}
 	fs.StringVar(&cfg.Lease, "lease", realdb.Builtin, "builtin, etcd or redis")
 	fs.StringVar(&cfg.DB, "db", realdb.SQLite, "sqlite or postgres")
-	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (required with --db postgres); for sqlite, a folder for the database")
+	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (required with --db postgres); for sqlite, an existing folder for the database files (not with --schedule)")
 	fs.StringVar(&cfg.Sink, "sink", realdb.Atomic, "atomic, check-then-write, max-token or none")
 	fs.IntVar(&cfg.Workers, "workers", 4, "goroutine workers")
 	fs.IntVar(&cfg.Procs, "procs", 0, "process workers (paused with SIGSTOP/SIGCONT)")
@@ -42,16 +44,19 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fs.IntVar(&cfg.Runs, "runs", 10, "runs")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the driver's choices (run i uses seed+i)")
 	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms)")
-	fs.Float64Var(&cfg.PauseProb, "pause", 0, "chance of a pause at each pause point (default 0.2; negative: none)")
+	pause := fs.Float64("pause", 0.2, "chance of a pause at each pause point, from 0 (no pauses) to 1")
 	fs.BoolVar(&cfg.StopAtFirst, "stop", false, "stop at the first run that violates an invariant")
 	fault := fs.String("fault", faultNone, "a fault mid-run: none, leader-kill or leader-restart (etcd), server-kill (etcd, redis)")
 	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the redis address")
 	fs.BoolVar(&cfg.KeepAll, "keep", false, "keep every run's history under --out, not only the violating ones")
 	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource")
 	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
-	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule: the real length of one model tick")
+	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule only: the real length of one model tick")
 	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
 	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	if err := realFlagsUsed(fs, *schedule != "", cfg.DB); err != nil {
 		return 0, err
 	}
 	switch {
@@ -73,6 +78,27 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, usagef("--fault %s needs --lease etcd", *fault)
 	case *fault != faultNone && *endpoints != "":
 		return 0, usagef("--fault needs the lease service this command starts (no --endpoints)")
+	case *tick == 0:
+		return 0, usagef("--tick 0s: want the positive length of a model tick")
+	}
+	// A chance is a number from 0 to 1: NaN, an infinity or a negative one
+	// is a mistake, not "never" (Float64 parses "NaN" and "-Inf").
+	if math.IsNaN(*pause) || *pause < 0 || *pause > 1 {
+		return 0, usagef("--pause %v: want a chance from 0 (no pauses) to 1", *pause)
+	}
+	cfg.PauseProb = *pause
+	if *pause == 0 {
+		cfg.PauseProb = -1 // realdb: negative is none, zero its default
+	}
+	if cfg.DB == realdb.SQLite && cfg.DSN != "" {
+		// For SQLite --dsn is the folder the run's database files go in.
+		st, err := os.Stat(cfg.DSN)
+		switch {
+		case err != nil:
+			return 0, usagef("--dsn %s: %v (with --db sqlite, --dsn is an existing folder for the database files)", cfg.DSN, bare(err))
+		case !st.IsDir():
+			return 0, usagef("--dsn %s: not a folder (with --db sqlite, --dsn is an existing folder for the database files)", cfg.DSN)
+		}
 	}
 	if *schedule != "" {
 		return runSchedule(ctx, *schedule, cfg, *tick, *out, *jsonOut, stdout)
@@ -186,6 +212,49 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		}
 	}
 	return code, nil
+}
+
+// scheduleIgnores says, for each flag of explore real that a --schedule
+// replay does not use, why not: given with --schedule, it would be ignored,
+// and the user would believe it tested (--sink atomic, say).
+var scheduleIgnores = map[string]string{
+	"sink":      "the replay's sink is the one of the schedule's design (its header's variant)",
+	"workers":   "the schedule's processes are the workers",
+	"procs":     "the schedule's processes are the workers",
+	"resources": "the schedule's events name the resources",
+	"tasks":     "the schedule's events name the results",
+	"runs":      "the replay plays the schedule once",
+	"seed":      "the replay makes no random choice",
+	"ttl":       "the schedule's acquires and renews give the ttls (--tick scales them)",
+	"pause":     "the schedule's own pause events are its pauses",
+	"stop":      "the replay plays the schedule once",
+	"fault":     "the schedule's own fault lines are its faults",
+	"endpoints": "the replay runs on the built-in coordinator",
+	"keep":      "the replay always keeps its history",
+}
+
+// realFlagsUsed is a usage error naming the first flag given explicitly
+// (in name order) that this run would not use: with --schedule, those of
+// scheduleIgnores (and --dsn with --db sqlite: the replay's database is a
+// temporary file); without it, --tick.
+func realFlagsUsed(fs *flag.FlagSet, schedule bool, db string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		why, ignored := scheduleIgnores[f.Name]
+		if f.Name == "dsn" && db != realdb.Postgres {
+			why, ignored = "the replay on SQLite makes its database in a temporary folder (--dsn is for --db postgres)", true
+		}
+		switch {
+		case schedule && ignored:
+			err = usagef("--%s %s: not used with --schedule: %s", f.Name, f.Value, why)
+		case !schedule && f.Name == "tick":
+			err = usagef("--tick %s: used only with --schedule (the real length of one model tick)", f.Value)
+		}
+	})
+	return err
 }
 
 // realStopCause says why a real campaign ended early.
@@ -312,9 +381,9 @@ func runSchedule(ctx context.Context, path string, cfg realdb.Config, tick time.
 	if cfg.Lease != realdb.Builtin {
 		return 0, usagef("--schedule replays on the built-in coordinator (no --lease %s)", cfg.Lease)
 	}
-	h, err := history.ReadFile(path)
+	h, err := readHistory(path)
 	if err != nil {
-		return 0, usageError{err}
+		return 0, err
 	}
 	res, err := realdb.Replay(ctx, h, realdb.ReplayConfig{DB: cfg.DB, DSN: cfg.DSN, Tick: tick})
 	if err != nil {

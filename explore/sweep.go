@@ -94,6 +94,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		return 0, usagef("--param: want one or two parameters to sweep, got %d (variant %s has %s; config bounds: %s)",
 			len(params), v.Name, paramNames(v), strings.Join(configNames(), ", "))
 	}
+	_, pins, _ := spec.ParseName(*name) // LookupVariant has read it
 	var axes []axis
 	for _, p := range params {
 		a, err := parseAxis(p, v)
@@ -104,6 +105,10 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 			if b.name == a.name {
 				return 0, usagef("--param %s: swept twice", a.name)
 			}
+		}
+		if _, pinned := pins[a.name]; pinned && !a.env {
+			return 0, usagef("--param %s: --variant %s pins %s to one value, so every point would be the same design (leave %s=%d out of --variant)",
+				a.name, *name, a.name, a.name, pins[a.name])
 		}
 		axes = append(axes, a)
 	}
@@ -125,8 +130,8 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	}
 	var shard checker.Shard
 	if *shardFlag != "" {
-		if _, err := fmt.Sscanf(*shardFlag, "%d/%d", &shard.I, &shard.N); err != nil || shard.N < 1 || shard.I < 0 || shard.I >= shard.N {
-			return 0, usagef("--shard %q: want i/n with 0 <= i < n", *shardFlag)
+		if shard, err = parseShard(*shardFlag); err != nil {
+			return 0, err
 		}
 	}
 	if *runs < 0 || *steps < 1 {
@@ -152,8 +157,9 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		return 0, usagef("--depth must be >= 0")
 	}
 	b := sweepBudget{MaxStates: *maxStates, Depth: *depth, MaxMemory: uint64(*memBudget), Reduce: model.Reduction(*reduce), Runs: *runs, Steps: *steps, Seed: *seed}
-	dir := filepath.Join(*out, "sweep", v.Name)
-	grid := viz.SweepGrid{Variant: v.Name, X: viz.Axis{Name: axes[0].name, Values: axes[0].values},
+	title := sweptName(v, axes) // the variant the grid is of: its swept parameters not pinned
+	dir := filepath.Join(*out, "sweep", title)
+	grid := viz.SweepGrid{Variant: title, X: viz.Axis{Name: axes[0].name, Values: axes[0].values},
 		Y: viz.Axis{Name: axes[1].name, Values: axes[1].values}, Invariants: invs, Rules: map[string]string{}}
 	meter := newMeter(envOf(ctx), *quiet)
 	points := len(axes[0].values) * len(axes[1].values)
@@ -189,7 +195,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 			grid.Rules[inv] = fitRule(grid, inv)
 		}
 	}
-	res := sweepResult{Sweep: true, Variant: v.Name, Config: cfg, Shard: shard, Budget: b, Complete: complete, Grid: grid}
+	res := sweepResult{Sweep: true, Variant: title, Config: cfg, Shard: shard, Budget: b, Complete: complete, Grid: grid}
 	page, err := writeHeatmap(dir, grid)
 	if err != nil {
 		return 0, err
@@ -374,7 +380,7 @@ func sweepPoint(v spec.Variant, cfg model.Config, axes []axis, x, y int) (spec.V
 		}
 	}
 	if len(design) > 0 {
-		var err error
+		var err error // the parameters not swept keep v's values
 		if v, err = v.With(design); err != nil {
 			return v, cfg, err
 		}
@@ -396,6 +402,26 @@ func sweepPoint(v spec.Variant, cfg model.Config, axes []axis, x, y int) (spec.V
 		return v, cfg, fmt.Errorf("point %s: %v", pointName(axes, x, y), err)
 	}
 	return v, cfg, nil
+}
+
+// sweptName is the name of the variant a sweep's grid is of: v's, less the
+// design parameters the axes sweep (the base name when none is left).
+func sweptName(v spec.Variant, axes []axis) string {
+	base, _, _ := strings.Cut(v.Name, "@")
+	var parts []string
+	for _, p := range v.Params {
+		x, set := v.Values[p.Name]
+		if set && !slices.ContainsFunc(axes, func(a axis) bool { return !a.env && a.name == p.Name }) {
+			parts = append(parts, p.Name+"="+strconv.Itoa(x))
+		}
+	}
+	if len(parts) == len(v.Values) {
+		return v.Name // nothing of it swept
+	}
+	if len(parts) == 0 {
+		return base
+	}
+	return base + "@" + strings.Join(parts, ",")
 }
 
 // configNames are the JSON names of model.Config's fields: the

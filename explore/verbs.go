@@ -163,11 +163,7 @@ func readHistory(path string) (*history.History, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, usageError{fileError{path, "cannot open: " + err.Error()}}
+			return nil, usageError{fileError{path, "cannot open: " + bare(err).Error()}}
 		}
 		if st, err := f.Stat(); err == nil && st.IsDir() {
 			f.Close()
@@ -187,6 +183,16 @@ func readHistory(path string) (*history.History, error) {
 		}
 	}
 	return h, nil
+}
+
+// bare is err without the path an *os.PathError repeats (the message
+// names the file already).
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // unexpected is what a history violates beyond its header's expect.

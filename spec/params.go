@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,35 +19,47 @@ type Param struct {
 }
 
 // With returns the variant at the parameter values vals (by name; a name
-// not given keeps its default), named NAME@p=v,... in Params' order so that
-// LookupVariant finds it again (history headers, explore replay). A variant
-// without parameters, an unknown name or a value out of range is an error.
+// not given keeps v's value: its Values', or the default), named
+// BASE@p=v,... with every parameter in Params' order so that LookupVariant
+// finds it again (history headers, explore replay). A variant without
+// parameters, an unknown name or a value out of range is an error.
 func (v Variant) With(vals map[string]int) (Variant, error) {
 	if len(v.Params) == 0 || v.At == nil {
 		return Variant{}, fmt.Errorf("variant %s has no parameters", v.Name)
 	}
+	base, _, _ := strings.Cut(v.Name, "@")
 	at := make([]int, len(v.Params))
+	all := make(map[string]int, len(v.Params))
 	used := 0
 	var parts []string
 	for i, p := range v.Params {
 		x, ok := vals[p.Name]
-		if !ok {
-			x = p.Default
-		} else {
+		switch {
+		case ok:
 			used++
+		case v.Values != nil:
+			x = v.Values[p.Name]
+		default:
+			x = p.Default
 		}
 		if x < p.Min || x > p.Max {
-			return Variant{}, fmt.Errorf("variant %s: %s=%d out of range [%d, %d]", v.Name, p.Name, x, p.Min, p.Max)
+			return Variant{}, fmt.Errorf("variant %s: %s=%d out of range [%d, %d]", base, p.Name, x, p.Min, p.Max)
 		}
-		at[i] = x
+		at[i], all[p.Name] = x, x
 		parts = append(parts, p.Name+"="+strconv.Itoa(x))
 	}
 	if used != len(vals) {
-		return Variant{}, fmt.Errorf("variant %s: unknown parameter (its parameters: %s)", v.Name, strings.Join(v.ParamNames(), ", "))
+		var unknown []string
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
+			if _, ok := v.Param(k); !ok {
+				unknown = append(unknown, k)
+			}
+		}
+		return Variant{}, fmt.Errorf("variant %s: unknown parameter %s (its parameters: %s)", base, strings.Join(unknown, ", "), strings.Join(v.ParamNames(), ", "))
 	}
 	w := v.At(at)
-	w.Name = v.Name + "@" + strings.Join(parts, ",")
-	w.Params, w.At = v.Params, v.At
+	w.Name = base + "@" + strings.Join(parts, ",")
+	w.Params, w.At, w.Values = v.Params, v.At, all
 	return w, nil
 }
 
@@ -68,19 +82,25 @@ func (v Variant) Param(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// parseParams parses "p=v,q=w" (the part of a variant name after @).
-func parseParams(s string) (map[string]int, error) {
-	vals := map[string]int{}
-	for _, kv := range strings.Split(s, ",") {
+// ParseName splits a variant's name NAME@p=v,q=w into NAME and the
+// parameter values it gives (nil for a name without @); NAME even when
+// the values cannot be read.
+func ParseName(name string) (base string, vals map[string]int, err error) {
+	base, list, ok := strings.Cut(name, "@")
+	if !ok {
+		return name, nil, nil
+	}
+	vals = map[string]int{}
+	for _, kv := range strings.Split(list, ",") {
 		k, x, ok := strings.Cut(kv, "=")
 		n, err := strconv.Atoi(x)
 		if !ok || k == "" || err != nil {
-			return nil, fmt.Errorf("parameter %q: want NAME=INTEGER", kv)
+			return base, nil, fmt.Errorf("parameter %q: want NAME=INTEGER", kv)
 		}
 		if _, dup := vals[k]; dup {
-			return nil, fmt.Errorf("parameter %s given twice", k)
+			return base, nil, fmt.Errorf("parameter %s given twice", k)
 		}
 		vals[k] = n
 	}
-	return vals, nil
+	return base, vals, nil
 }

@@ -36,6 +36,9 @@ type Variant struct {
 	Needs model.Scene
 	// Why explains what the change breaks (or buys), for the docs.
 	Why string
+	// Values are the parameter values With set, by name, every parameter's;
+	// nil for a catalogue entry (whose are the defaults).
+	Values map[string]int
 	// Cite names the documented behaviour of real systems the variant
 	// reproduces, for the docs ("" for the article's own variants).
 	Cite string
@@ -135,13 +138,12 @@ var NonGuarantee = SetOf(AbsoluteValidity)
 // LookupVariant returns the variant with the given name among vs; NAME@p=v,...
 // is variant NAME at those parameter values (Variant.With).
 func LookupVariant(vs []Variant, name string) (Variant, error) {
-	base, params, hasParams := strings.Cut(name, "@")
+	base, vals, err := ParseName(name)
 	for _, v := range vs {
 		if v.Name == name {
 			return v, nil
 		}
-		if hasParams && v.Name == base {
-			vals, err := parseParams(params)
+		if base != name && v.Name == base {
 			if err != nil {
 				return Variant{}, fmt.Errorf("variant %q: %v", name, err)
 			}
