@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -48,8 +49,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	opt := checker.DefaultCampaign()
 	configFlags(fs, &opt.Config)
 	fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of the search")
-	fs.IntVar(&opt.Runs, "runs", opt.Runs, "random runs per variant")
-	fs.IntVar(&opt.Steps, "steps", opt.Steps, "actions per run")
+	fs.IntVar(&opt.Runs, "runs", opt.Runs, "random runs per variant (0 searches nothing: incomplete, exit 3, as search --runs 0)")
+	fs.IntVar(&opt.Steps, "steps", opt.Steps, "actions per run (0 searches nothing: incomplete, exit 3)")
 	out := fs.String("out", "explore-out", "folder for counterexamples")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before every run is done is incomplete (exit 3)")
 	quiet := fs.Bool("quiet", false, "no progress reports on standard error")
@@ -79,7 +80,20 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			return fmt.Sprintf("%d/%d variants searched; %s %d/%d runs, %s", len(finished), len(variants), v, done, total, el)
 		})
 	}
-	results, err := checker.Campaign(ctx, variants, opt)
+	// --runs 0 or --steps 0 searches nothing: no verdict, as a campaign
+	// that --time stopped before its first run has none.
+	var nothing string
+	switch {
+	case opt.Runs == 0:
+		nothing = "nothing searched: --runs 0"
+	case opt.Steps == 0:
+		nothing = "nothing searched: --steps 0, runs of no action"
+	}
+	search := opt
+	if nothing != "" {
+		search.Runs = 0
+	}
+	results, err := checker.Campaign(ctx, variants, search)
 	meter.done()
 	if err != nil && ctx.Err() == nil {
 		return 0, err
@@ -88,14 +102,21 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	type cell struct {
 		Invariant string `json:"invariant"`
 		Verdict   string `json:"verdict"` // holds, violated, or unknown (not found by an incomplete search)
-		Expected  bool   `json:"expected"`
-		Ops       int    `json:"shortestOps,omitempty"`
-		File      string `json:"file,omitempty"`
+		// Expected: the verdict is known and the spec's; false for an
+		// unknown one, which is no verdict, expected or not.
+		Expected bool   `json:"expected"`
+		Ops      int    `json:"shortestOps,omitempty"`
+		File     string `json:"file,omitempty"`
 	}
 	type row struct {
-		Variant  string `json:"variant"`
-		Expected bool   `json:"expected"`
-		Problem  string `json:"problem,omitempty"`
+		Variant string `json:"variant"`
+		// Expected: the variant's verdict is known (its search complete)
+		// and the one the spec expects. Unexpected: a verdict the spec
+		// does not expect was found (exit 1). Neither: no verdict yet (an
+		// incomplete search, or not searched).
+		Expected   bool   `json:"expected"`
+		Unexpected bool   `json:"unexpected"`
+		Problem    string `json:"problem,omitempty"`
 		// NotSearched says why the variant was not searched at this
 		// config (a design's own limit), when it was not.
 		NotSearched string `json:"notSearched,omitempty"`
@@ -106,17 +127,17 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		Reached checker.Coverage `json:"reached"`
 	}
 	var rows []row
-	complete, runsDone, notSearched := true, 0, 0
+	complete, runsDone, notSearched, saved := true, 0, 0, 0
 	for _, r := range results {
-		done := r.Runs == opt.Runs
-		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Problem: r.Problem(), Runs: r.Runs, Complete: done,
-			Reached: r.Reached}
+		done := r.Runs == opt.Runs && nothing == ""
+		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Unexpected: !r.Expected(), Problem: r.Problem(), Runs: r.Runs,
+			Complete: done, Reached: r.Reached}
 		runsDone += r.Runs
 		switch {
 		case r.NotSearched != nil:
 			// No verdict, and nothing unexpected: the campaign is
 			// incomplete, and says why.
-			complete, rw.Expected, rw.NotSearched = false, true, r.NotSearched.Error()
+			complete, rw.Expected, rw.Unexpected, rw.NotSearched = false, false, false, r.NotSearched.Error()
 			notSearched++
 		case done && r.Expect.Violates&^r.Violated != 0:
 			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
@@ -126,20 +147,20 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			// found that the spec does not allow are.
 			complete = false
 			extra := r.Violated &^ (r.Expect.Violates | r.Expect.May)
-			rw.Expected = extra == 0
+			rw.Expected, rw.Unexpected = false, extra != 0
 			rw.Problem = ""
 			if extra != 0 {
 				rw.Problem = "unexpected violations: " + strings.Join(extra.IDs(), ", ")
 			}
 		}
-		if !rw.Expected {
+		if rw.Unexpected {
 			code = exitViolation
 		}
 		for _, inv := range spec.Invariants {
 			found, ok := r.Expect.Verdict(inv.ID, r.Violated)
 			c := cell{Invariant: inv.ID, Verdict: "holds", Expected: ok}
 			if !found && !done {
-				c.Verdict, c.Expected = "unknown", true
+				c.Verdict, c.Expected = "unknown", false // no verdict: not the expected one, nor another
 			}
 			if found {
 				c.Verdict = "violated"
@@ -151,6 +172,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 					return 0, err
 				}
 				c.File = path
+				saved++
 			}
 			rw.Cells = append(rw.Cells, c)
 		}
@@ -162,7 +184,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	if *jsonOut {
 		o := map[string]any{"ok": code == exitOK, "complete": complete, "seed": opt.Seed, "budget": opt.Runs, "runs": runsDone, "variants": rows}
 		if !complete {
-			o["stopped"] = campaignStop(ctx, notSearched)
+			o["stopped"] = campaignStop(ctx, notSearched, nothing)
 		}
 		return code, writeJSON(stdout, o)
 	}
@@ -184,14 +206,14 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			case "unknown":
 				s = "?"
 			}
-			if !c.Expected {
+			if !c.Expected && c.Verdict != "unknown" {
 				s += "!"
 			}
 			fmt.Fprintf(tw, "%s\t", s)
 		}
 		v := "as expected"
 		switch {
-		case !rw.Expected:
+		case rw.Unexpected:
 			v = "UNEXPECTED"
 		case rw.NotSearched != "":
 			v = "not searched"
@@ -211,16 +233,18 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	}
 	for _, rw := range rows {
 		switch {
-		case !rw.Expected:
+		case rw.Unexpected:
 			fmt.Fprintf(stdout, "UNEXPECTED %s: %s\n", rw.Variant, rw.Problem)
 		case rw.NotSearched != "":
 			fmt.Fprintf(stdout, "NOT SEARCHED %s: %s\n", rw.Variant, rw.NotSearched)
 		}
 	}
-	fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
+	if saved > 0 {
+		fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
+	}
 	if !complete {
 		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete or not searched has no verdict\n",
-			campaignStop(ctx, notSearched), runsDone, opt.Runs*len(results), opt.Runs)
+			campaignStop(ctx, notSearched, nothing), runsDone, opt.Runs*len(results), opt.Runs)
 	}
 	return code, nil
 }
@@ -241,7 +265,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	shardFlag := fs.String("shard", "", "i/n: run as job i of n independent jobs (random: runs i, i+n, ...; bfs: split at --shard-depth); merge their --json with explore merge")
 	shardDepth := fs.Int("shard-depth", 4, "bfs: the depth at which --shard splits the search")
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store 64 bits of a hash per state, not the state (the chance of a missed state is reported)")
-	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores); the result does not depend on it")
+	cores := fs.Int("cores", 0, "bfs: goroutines (0: all cores), at most 256 or the machine's cores if it has more (goroutines past the cores only cost memory and time; a fixed cap keeps a command line valid on a smaller machine); the result does not depend on it")
 	maxStates := fs.Uint64("max-states", 0, "bfs: stop after the level at which this many states are stored (0: none); stopping there is incomplete (exit 3)")
 	memBudget := memoryFlag(fs, "bfs: a budget of Go heap: 512MiB, 8GiB, 2G, 1.5g, bytes (0: no limit; the default is half the machine's memory or cgroup limit); when the heap reaches it the frontier and the parent links go to disk (--spill-dir), then the visited set to hash compaction (--compact-at-budget), then its tables fill to 7/8 instead of doubling, then full tables are kept and smaller ones follow them, then the search stops cleanly, incomplete (exit 3); while it runs the runtime's memory limit is held at the budget and a sixteenth, so that freed memory is returned")
 	compactAtBudget := fs.Bool("compact-at-budget", true, "bfs: when the exact visited set meets --max-memory (the frontier gone to disk first), switch to hash compaction (reported, with the chance of a missed state) and go on; false: stop there")
@@ -252,6 +276,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	out := fs.String("out", "explore-out", "folder for the counterexample")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
+	}
+	if *cores > maxCores {
+		return 0, usagef("--cores %d: at most %d (see --help)", *cores, maxCores)
 	}
 	if *name == "" {
 		return 0, usagef("--variant is required: name the variant to search (explore variants lists them)")
@@ -288,6 +315,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		return 0, err
 	}
 	if err := live.validate(*mode, shard); err != nil {
+		return 0, err
+	}
+	if err := unread(fs, *mode, live.on); err != nil {
 		return 0, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -347,7 +377,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 				checker.FormatSize(res.PeakHeapBytes))
 		}
 		if !*jsonOut {
-			printBFS(stdout, res, v)
+			printBFSStopped(stdout, res, v, cancelCause(ctx))
 			printDisk(stdout, res)
 			pf.print(stdout)
 		}
@@ -424,10 +454,41 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	return exitViolation, nil
 }
 
-// stopCause says what ended a search early.
-// campaignStop says why a campaign is incomplete: its context stopped it,
-// or n variants could not be searched at its config.
-func campaignStop(ctx context.Context, n int) string {
+// maxCores is the most --cores takes: 256, or the machine's cores if it
+// has more. Goroutines past the cores do not make a search faster (the
+// result does not depend on their number) and each costs its own buffers
+// and spins waiting for work: --cores 1000000 took 3.7 GB and 18 s, past
+// its --time, before the search stopped. The cap is fixed rather than a
+// multiple of the cores so that a command line (a --resume command the
+// search printed) keeps working on a smaller machine.
+var maxCores = max(256, runtime.NumCPU())
+
+// unread refuses the flags given that this search would not read, and
+// so silently ignore: with a random search those whose help begins "bfs:"
+// (--depth, --max-states, --hash-compact, --shard-depth, --cores,
+// --max-memory, --reduce, ...) or "--liveness:"; without --liveness those
+// whose help begins "--liveness:".
+func unread(fs *flag.FlagSet, mode string, liveness bool) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case err != nil:
+		case mode != "bfs" && (strings.HasPrefix(f.Usage, "bfs:") || strings.HasPrefix(f.Usage, "--liveness:")):
+			err = usagef("--%s is for --mode bfs", f.Name)
+		case !liveness && strings.HasPrefix(f.Usage, "--liveness:"):
+			err = usagef("--%s is for --liveness (with --mode bfs)", f.Name)
+		}
+	})
+	return err
+}
+
+// campaignStop says why a campaign is incomplete: it searched nothing (its
+// budget, in nothing, when not ""), its context stopped it, or n variants
+// could not be searched at its config.
+func campaignStop(ctx context.Context, n int, nothing string) string {
+	if nothing != "" {
+		return nothing
+	}
 	if ctx.Err() == nil && n > 0 {
 		if n == 1 {
 			return "a variant not searched at this config"
@@ -437,6 +498,7 @@ func campaignStop(ctx context.Context, n int) string {
 	return stopCause(ctx)
 }
 
+// stopCause says what ended a search early.
 func stopCause(ctx context.Context) string {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -445,6 +507,15 @@ func stopCause(ctx context.Context) string {
 		return "interrupted"
 	}
 	return "state limit"
+}
+
+// cancelCause is what cancelled a search in words (stopCause: "time
+// limit", "interrupted"), or "" while ctx is not done.
+func cancelCause(ctx context.Context) string {
+	if ctx.Err() == nil {
+		return ""
+	}
+	return stopCause(ctx)
 }
 
 // stopMeaning says in words why a BFS ended.
@@ -553,24 +624,35 @@ func projectionLine(res checker.BFSResult) string {
 		checker.FormatSize(uint64(float64(p.StatesHigh)*res.BytesPerState)), checker.ProjectionSlack)
 }
 
-func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) {
+func printBFS(w io.Writer, res checker.BFSResult, v spec.Variant) { printBFSStopped(w, res, v, "") }
+
+// printBFSStopped is printBFS naming what cancelled the search, cause
+// (cancelCause: "time limit", "interrupted"), where it would say
+// "cancelled"; "" keeps that.
+func printBFSStopped(w io.Writer, res checker.BFSResult, v spec.Variant, cause string) {
+	stopped := func(s string) string {
+		if s == checker.StopCancelled && cause != "" {
+			return cause
+		}
+		return s
+	}
 	fmt.Fprintf(w, "bfs: %d states (symmetry reduction %.2fx of %d), %d transitions, depth %d, %.0f states/s, %s, %.1f bytes/state, stopped: %s (%s)\n",
 		res.States, res.Reduction, res.Unreduced, res.Transitions, res.MaxDepth, res.Rate,
-		res.Elapsed.Round(time.Millisecond), res.BytesPerState, res.Stopped, stopMeaning[res.Stopped])
+		res.Elapsed.Round(time.Millisecond), res.BytesPerState, stopped(res.Stopped), stopMeaning[res.Stopped])
 	if res.Reductions != "" {
 		fmt.Fprintf(w, "reductions: %s (the same verdicts and shortest counterexamples from fewer states)\n", res.Reductions)
 	}
 	if a := res.Again; a != nil {
 		const unsure = "the counterexamples found are runs of the machine, not known to be the shortest"
 		if a.States == 0 { // cancelled before it began: nothing stored, not even the initial state
-			fmt.Fprintf(w, "not searched again without dead-delivered for the shortest counterexamples: stopped (%s) before it began; %s\n", a.Stopped, unsure)
+			fmt.Fprintf(w, "not searched again without dead-delivered for the shortest counterexamples: stopped (%s) before it began; %s\n", stopped(a.Stopped), unsure)
 		} else {
 			end := " before its end; " + unsure
 			if a.Replaced {
 				end = " (the violations and counterexamples reported are its)"
 			}
 			fmt.Fprintf(w, "searched again without dead-delivered, to depth %d, for the shortest counterexamples: %d states, %d transitions, %s, stopped: %s%s\n",
-				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), a.Stopped, end)
+				a.Depth, a.States, a.Transitions, a.Elapsed.Round(time.Millisecond), stopped(a.Stopped), end)
 		}
 	}
 	if res.Subsumed > 0 {

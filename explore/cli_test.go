@@ -348,7 +348,7 @@ func TestSearchPrintsTheTrace(t *testing.T) {
 // searches once, to a counterexample as long.
 func TestBFSSaysItSearchedAgain(t *testing.T) {
 	base := append([]string{"search", "--variant", "check-then-write", "--invariant", "fencing", "--out", t.TempDir()}, tinyBFS...)
-	base = append(base, "--in-flight", "2")
+	base = withFlags(base, "--in-flight", "2") // tinyBFS's 1 replaced: a flag may be given once
 	code, text, _ := explore(t, base...)
 	if code != exitViolation || !strings.Contains(text, "\nsearched again without dead-delivered, to depth ") ||
 		!strings.Contains(text, "(the violations and counterexamples reported are its)\n") {

@@ -130,11 +130,11 @@ func TestCampaignInterruptedIsIncomplete(t *testing.T) {
 // incomplete when any job is.
 func TestMergeOfAnIncompleteJobIsIncomplete(t *testing.T) {
 	dir := t.TempDir()
-	for _, mode := range [][]string{{"--runs", "40", "--steps", "100"}, tinyBFS} {
+	for _, mode := range [][]string{{"--runs", "40", "--steps", "100"}, append(append([]string{}, tinyBFS...), "--shard-depth", "2")} {
 		var files []string
 		for i, extra := range [][]string{nil, {"--time", "1ns"}} {
 			args := append(append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--json", "--out", dir,
-				"--shard", []string{"0/2", "1/2"}[i], "--shard-depth", "2"}, mode...), extra...)
+				"--shard", []string{"0/2", "1/2"}[i]}, mode...), extra...)
 			_, stdout, _ := explore(t, args...)
 			f := filepath.Join(dir, []string{"a.json", "b.json"}[i])
 			if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,8 +43,9 @@ const exitStatuses = `exit status:
      progress fails, a witness saved)
   2  usage or input error (the message names the file, line and field at fault)
   3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C) before the budget was spent or
-     the space exhausted, with no violation found so far (a BFS with --checkpoint prints the
-     --resume command that goes on); for search --liveness, progress not checked`
+     the space exhausted, or nothing to search (--runs 0), with no violation found so far (a BFS
+     with --checkpoint prints the --resume command that goes on); for search --liveness, progress
+     not checked`
 
 // usageError marks a usage or input error (every verb error is one: exit
 // status 2).
@@ -141,9 +143,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 		return exitUsage
 	}
 	defer clear(helps) // the verb's flags, which a test's next call does not need
-	code, err := v.run(ctx, args, stdout, cat)
+	out := &errWriter{w: stdout}
+	code, err := v.run(ctx, args, out, cat)
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		err = nil
+		code = exitOK
+	}
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("writing the output: %w", out.err)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "explore %s: %v\n", name, err)
@@ -153,6 +160,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 		return exitUsage
 	}
 	return code
+}
+
+// errWriter keeps the first error writing to w: a verb's text output does
+// not look at each write's, and an output that was lost (a full disk) must
+// not end with the verdict's exit status as if it had been read.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 func findVerb(name string) *verb {
@@ -302,32 +326,106 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 
 // parse parses flags, mapping errors to usage errors (and --help to ErrHelp).
 // Flags may come after the positional arguments (explore viz FILE -o OUT),
-// which are then in fs.Args().
+// which are then in fs.Args(); after a "--" every argument is positional
+// (explore merge a.json -- --odd-name.json). A flag given twice is a usage
+// error naming it (the last one used to win, silently), unless it is
+// repeatable (sweep's --param).
 func parse(fs *flag.FlagSet, args []string) error {
-	var pos []string
+	once := watchOnce(fs)
+	defer once.restore()
 	asJSON := wantsJSON(args)
+	var pos []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, pos = args[:i], slices.Clone(args[i+1:])
+	}
+	var between []string // positional arguments among the flags
 	for {
 		if err := fs.Parse(args); err != nil {
+			once.restore() // the help prints the flags' own values
 			if errors.Is(err, flag.ErrHelp) {
 				helps[fs](asJSON)
 				return err
 			}
+			if once.twice != nil {
+				return once.twice
+			}
 			return usagef("%v (see --help)", err)
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		if args = fs.Args(); len(args) == 0 {
 			break
 		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos, args = append(pos, args[0]), args[1:]
+		between, args = append(between, args[0]), args[1:]
 	}
-	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
+	once.restore()
+	if err := fs.Parse(append(append([]string{"--"}, between...), pos...)); err != nil {
 		return err
 	}
 	return notNegative(fs)
+}
+
+// onceFlags watches a flag set while parse parses it: each flag's value is
+// wrapped so that a second Set of a flag that does not accumulate is an
+// error, twice, naming it.
+type onceFlags struct {
+	fs    *flag.FlagSet
+	vals  map[string]flag.Value // the flags' own values, by name
+	twice error
+}
+
+// watchOnce wraps the values of fs's flags that are not repeatable until
+// restore.
+func watchOnce(fs *flag.FlagSet) *onceFlags {
+	o := &onceFlags{fs: fs, vals: map[string]flag.Value{}}
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(repeatable); !ok {
+			o.vals[f.Name] = f.Value
+			f.Value = &onceValue{Value: f.Value, name: f.Name, twice: &o.twice}
+		}
+	})
+	return o
+}
+
+// restore puts back the flags' own values (for the help, which looks at
+// their types, and the verb, which may).
+func (o *onceFlags) restore() {
+	for name, v := range o.vals {
+		o.fs.Lookup(name).Value = v
+	}
+	clear(o.vals)
+}
+
+// repeatable is a flag's value that collects every time the flag is given
+// (sweep's --param) rather than keeping the last.
+type repeatable interface{ repeats() }
+
+// onceValue is a flag's value that may be set once.
+type onceValue struct {
+	flag.Value
+	name  string
+	given string // the first value given, when set
+	set   bool
+	twice *error
+}
+
+func (o *onceValue) Set(s string) error {
+	if o.set {
+		dash := "--"
+		if len(o.name) == 1 {
+			dash = "-" // viz -o
+		}
+		*o.twice = usagef("%s%s given twice (%q, then %q): give it once (see --help)", dash, o.name, o.given, s)
+		return *o.twice
+	}
+	if err := o.Value.Set(s); err != nil {
+		return err
+	}
+	o.given, o.set = s, true
+	return nil
+}
+
+func (o *onceValue) IsBoolFlag() bool {
+	b, ok := o.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // notNegative is a usage error naming the first flag given (in name order)

@@ -412,7 +412,11 @@ func TestShardedSearchesMergeToTheUnshardedVerdict(t *testing.T) {
 			}
 			var files []string
 			for i := 0; i < 3; i++ {
-				_, stdout, _ := explore(t, append([]string{"search", "--json", "--out", dir, "--shard", fmt.Sprintf("%d/3", i), "--shard-depth", "3"}, c.args...)...)
+				args := append([]string{"search", "--json", "--out", dir, "--shard", fmt.Sprintf("%d/3", i)}, c.args...)
+				if slices.Contains(c.args, "bfs") {
+					args = append(args, "--shard-depth", "3") // a BFS's flag: refused with a random search
+				}
+				_, stdout, _ := explore(t, args...)
 				f := filepath.Join(dir, fmt.Sprintf("%s-%d.json", c.name, i))
 				if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
 					t.Fatal(err)
@@ -496,7 +500,7 @@ func TestMergeRefusesJobsOfDifferentProofs(t *testing.T) {
 	} {
 		var files []string
 		for i, extra := range [][]string{nil, c.extra} {
-			_, stdout, _ := explore(t, append(append(append([]string{}, base...), "--shard", fmt.Sprintf("%d/2", i)), extra...)...)
+			_, stdout, _ := explore(t, withFlags(append(append([]string{}, base...), "--shard", fmt.Sprintf("%d/2", i)), extra...)...)
 			f := filepath.Join(dir, fmt.Sprintf("job-%d.json", i))
 			if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
 				t.Fatal(err)

@@ -192,14 +192,15 @@ func TestProofAccountsForEveryInvariant(t *testing.T) {
 // not judge, and for --liveness where it means nothing.
 func TestSearchRefusesWhatItCannotProve(t *testing.T) {
 	base := append([]string{"search", "--variant", "reference", "--out", t.TempDir()}, tinyBFS...)
+	random := append([]string{"search", "--variant", "reference", "--out", t.TempDir(), "--mode", "random"}, tinyBFS[2:]...) // tinyBFS's bounds, not its --mode bfs
 	for _, c := range []struct {
 		args []string
 		flag string
 	}{
 		{append(base, "--invariant", "linearizable-sink"), "--invariant linearizable-sink"},
 		{append(base, "--invariant", "absolute-validity", "--unexpected"), "--invariant absolute-validity with --unexpected"},
-		{append(base, "--invariant", "absolute-validity", "--unexpected", "--mode", "random"), "--invariant absolute-validity with --unexpected"},
-		{append(base, "--liveness", "--mode", "random"), "--liveness needs --mode bfs"},
+		{append(random, "--invariant", "absolute-validity", "--unexpected"), "--invariant absolute-validity with --unexpected"},
+		{append(random, "--liveness"), "--liveness needs --mode bfs"},
 		{append(base, "--liveness", "--shard", "0/2"), "--liveness: not with --shard"},
 		{append(base, "--liveness", "--liveness-extra", "0"), "--liveness-extra 0"},
 		{[]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "linearizable-sink"},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,7 +74,11 @@ func TestSearchCheckpointResume(t *testing.T) {
 	if code != exitIncomplete || !strings.HasPrefix(resume, "explore search ") || !strings.HasSuffix(resume, "--resume "+dir) {
 		t.Fatalf("--json: exit %d, resume %q", code, resume)
 	}
-	code, got, _ = searchJSON(t, strings.Fields(resume)[1:]...)
+	args = strings.Fields(resume)[1:]
+	if !slices.Contains(args, "--json=true") { // the command goes on as given, --json with it
+		t.Fatalf("--json's resume command: %q", resume)
+	}
+	code, got, _ = searchJSON(t, slices.DeleteFunc(args, func(a string) bool { return a == "--json=true" })...) // searchJSON adds --json
 	if code != exitOK || !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed from --json's command: exit %d\n%+v\nwant %+v", code, got, want)
 	}
@@ -99,7 +104,7 @@ func TestSearchResumeBadCheckpoint(t *testing.T) {
 		{[]string{"--invariant", "exclusive-lease"}, "stop"},
 		{[]string{"--shard", "0/2", "--shard-depth", "2"}, "shard"},
 	} {
-		args := append(append(append([]string{}, base...), c.args...), "--resume", dir)
+		args := append(withFlags(base, c.args...), "--resume", dir) // base's --ttl, --invariant replaced: a flag may be given once
 		code, stdout, stderr := explore(t, args...)
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, file+": "+c.field+": ") {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)

@@ -33,6 +33,7 @@ type paramList []string
 
 func (p *paramList) String() string     { return strings.Join(*p, " ") }
 func (p *paramList) Set(s string) error { *p = append(*p, s); return nil }
+func (p *paramList) repeats()           {}
 
 // sweepResult is what explore sweep --json prints, and what merge combines
 // from the jobs of a split sweep.

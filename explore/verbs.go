@@ -212,7 +212,7 @@ func parseHistory(fs *flag.FlagSet, args []string) (string, *history.History, er
 	return fs.Arg(0), h, err
 }
 
-func runCheck(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
+func runCheck(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("check", "FILE|-", "Check a history (fencecheck format, or Jepsen-style JSON) against every invariant, with no model.", stdout)
 	timeout := fs.Duration("timeout", 0, "bound porcupine's search per resource (0: none); a timeout is reported as unknown, and with no violation the check is incomplete (exit 3)")
 	path, h, err := parseHistory(fs, args)
@@ -224,7 +224,22 @@ func runCheck(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	// all of it, keeps a big history's peak near 1.25 times its events (1M
 	// events: 436 MiB instead of 540, for 15% more time; BENCHMARKS.md).
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	rep := spec.Check(h, spec.Options{Timeout: *timeout})
+	// porcupine takes no context: on Ctrl-C the check is left to the
+	// process's end, and what it judged so far is not known.
+	checked := make(chan spec.Report, 1)
+	if ctx.Err() == nil {
+		go func() { checked <- spec.Check(h, spec.Options{Timeout: *timeout}) }()
+	}
+	var rep spec.Report
+	select {
+	case rep = <-checked:
+	case <-ctx.Done():
+		if *jsonOut {
+			return exitIncomplete, writeJSON(stdout, map[string]any{"complete": false, "stopped": stopCause(ctx), "events": len(h.Events)})
+		}
+		fmt.Fprintf(stdout, "%s: incomplete: %s before the check ended; nothing judged\n", displayPath(path), stopCause(ctx))
+		return exitIncomplete, nil
+	}
 	var violated spec.Set
 	for _, v := range rep.Violations {
 		violated |= spec.SetOf(v.Invariant)
@@ -252,8 +267,17 @@ func runCheck(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	return code, nil
 }
 
+// displayPath is how messages name the history at path: "-" is
+// <stdin>, as the reader's errors say.
+func displayPath(path string) string {
+	if path == "-" {
+		return "<stdin>"
+	}
+	return path
+}
+
 func printReport(w io.Writer, path string, h *history.History, rep spec.Report) {
-	fmt.Fprintf(w, "%s: %d events, %d operations\n", path, rep.Events, rep.Operations)
+	fmt.Fprintf(w, "%s: %d events, %d operations\n", displayPath(path), rep.Events, rep.Operations)
 	switch {
 	case len(rep.Violations) == 0 && len(rep.Unknown) == 0:
 		fmt.Fprintln(w, "no invariant violated")

@@ -1,0 +1,72 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/designs"
+)
+
+// TestCheckInterrupted: a check that Ctrl-C stops before it ends judged
+// nothing it can report: incomplete (exit 3), saying so, in --json too.
+func TestCheckInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	path := "../histories/seed/1-renew-at-deadline.jsonl"
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"check", path}, &out, &errb, designs.All()); code != exitIncomplete ||
+		!strings.Contains(out.String(), "incomplete: interrupted before the check ended") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	var rep struct {
+		Complete *bool  `json:"complete"`
+		Stopped  string `json:"stopped"`
+	}
+	code := run(ctx, []string{"check", "--json", path}, &out, &errb, designs.All())
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || code != exitIncomplete || rep.Complete == nil || *rep.Complete || rep.Stopped != "interrupted" {
+		t.Errorf("--json: exit %d, %v, %+v", code, err, rep)
+	}
+}
+
+// TestCheckStdinIsNamedStdin: the report on standard input names it as
+// the reader's errors do.
+func TestCheckStdinIsNamedStdin(t *testing.T) {
+	f, err := os.Open("../histories/seed/1-renew-at-deadline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stdin := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = stdin }()
+	if code, stdout, _ := explore(t, "check", "-"); code != exitOK || !strings.HasPrefix(stdout, "<stdin>: 6 events") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+}
+
+// fullDisk fails every write, as standard output on a full disk does.
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestLostOutputIsAnError: a verb whose output could not be written ends
+// with exit 2 saying so, not with the verdict's status as if it had been
+// read (check's text output did not look at its writes).
+func TestLostOutputIsAnError(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "../histories/seed/1-renew-at-deadline.jsonl"},
+		{"check", "--help"},
+		{"variants"},
+	} {
+		var errb bytes.Buffer
+		if code := run(context.Background(), args, fullDisk{}, &errb, designs.All()); code != exitUsage || !strings.Contains(errb.String(), "no space left") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
