@@ -69,7 +69,10 @@ type Design struct {
 	// Restart is a coordinator replica after a restart, given it before:
 	// what lives only in memory is lost, what is durable is kept. Its
 	// leases may be kept, shortened, lengthened or dropped (the framework
-	// keeps the ghost identity of the ones kept). The framework's part is
+	// keeps the ghost identity of the ones kept), and so may its dedup
+	// records (which grant a record answers with is the ghost's: a kept
+	// record keeps it, a changed or made-up one answers with no grant of
+	// the coordinator's, as a forged token). The framework's part is
 	// not its to decide: the grant in progress (Wait) is lost and the
 	// numbers of advances (AdvSeq) are kept, whatever it returns.
 	Restart func(co Coordinator, ttl int) Coordinator

@@ -221,7 +221,7 @@ func (st *stepper) do(a *Action) {
 // both are the framework's.
 func (st *stepper) restart(replica uint8) {
 	co := &st.s.Coord[replica]
-	before, seqs := co.Lease, co.AdvSeq
+	before, dedup, seqs := co.Lease, co.Dedup, co.AdvSeq
 	*co = st.d.Restart(*co, st.m.Config.TTL)
 	co.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
 	co.AdvSeq = seqs                  // advances are numbered durably: an old one's answer is never taken for a new one's
@@ -231,6 +231,17 @@ func (st *stepper) restart(replica uint8) {
 			l.Grant = b.Grant
 		} else {
 			*l = Lease{} // a lease the design made up is no lease
+		}
+		// Which grant a record answers with is the ghost's: a record kept
+		// keeps it, one the design changed or made up answers with no
+		// grant of the coordinator's (as a forged token).
+		for w := range co.Dedup[r] {
+			d, b := &co.Dedup[r][w], &dedup[r][w]
+			if d.Inc == b.Inc && d.Req == b.Req && d.Token == b.Token {
+				d.Grant = b.Grant
+			} else {
+				d.Grant = 0
+			}
 		}
 	}
 }
