@@ -156,6 +156,7 @@ const (
 	StopCancelled = "cancelled"  // the context was done
 	StopMemory    = "memory"     // MaxMemory was reached
 	StopError     = "error"      // a checkpoint or spill file could not be read or written (BFSResult.Err)
+	StopFault     = "fault"      // a design's decision failed (BFSResult.Fault)
 )
 
 // BFSResult is the outcome of a search.
@@ -166,6 +167,9 @@ type BFSResult struct {
 	// OmissionBound).
 	Stopped  string `json:"stopped"`
 	Complete bool   `json:"complete"`
+	// Fault is the step at which a design's decision failed (Stopped is
+	// StopFault): no verdict of the search holds beyond it.
+	Fault *Fault `json:"fault,omitempty"`
 	// States is the number of distinct states stored (orbit representatives
 	// under symmetry); Transitions the number of transitions judged;
 	// MaxDepth the depth of the deepest state; Levels the number of states
@@ -398,6 +402,7 @@ type chunkOut struct {
 	reached  Coverage            // transitions that reached each scene
 	stop     edge                // the chunk's first transition violating a stop invariant
 	first    [maxInvariants]edge // the chunk's first violation of each invariant
+	fault    *Fault              // the step at which a design's decision failed (stop is set)
 	_        [64]byte            // so that two goroutines' chunks share no cache line
 }
 
@@ -422,6 +427,7 @@ type expander struct {
 	ts          []model.State
 	less, young batch
 	sink        byte     // what the warm-up loads read, kept so that they are not elided
+	act         int      // the action of acts being taken, -1 while they are being listed (a Fault's)
 	_           [64]byte // so that two goroutines' expanders share no cache line
 }
 
@@ -467,6 +473,7 @@ func (q *batch) span(from int32) [2]int32 { return [2]int32{from, int32(len(q.ls
 const insertGroup = 16
 
 type bfs struct {
+	fault *Fault // the step at which a design's decision failed, which ended the search
 	m     *model.Machine
 	opt   BFSOptions
 	stop  spec.Set
@@ -622,6 +629,9 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	if res.Err != nil { // a counterexample's links could not be read
 		res.Stopped, res.Complete = StopError, false
 	}
+	if b.fault != nil {
+		res.Fault, res.Stopped, res.Complete = b.fault, StopFault, false
+	}
 	return res
 }
 
@@ -685,6 +695,10 @@ func (b *bfs) expandLevel(ctx context.Context) (string, edge) {
 		if winner < whi {
 			b.outs = b.outs[:winner-wlo+1] // later chunks may be partly done: ignored
 			b.collect()
+			if f := b.outs[winner-wlo].fault; f != nil {
+				b.fault = f
+				return StopFault, edge{}
+			}
 			return StopViolation, b.outs[winner-wlo].stop
 		}
 		b.collect()
@@ -851,7 +865,7 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 			return false // a chunk before it stops the search
 		}
 		out := &b.outs[k-lo]
-		b.expandChunk(e, k, out)
+		b.expandGuarded(e, k, out)
 		for out.stop.ok {
 			f := first.Load()
 			if int64(k) >= f || first.CompareAndSwap(f, int64(k)) {
@@ -872,6 +886,24 @@ func (b *bfs) expandBatch(ctx context.Context, lo, hi int) int {
 	front += uint64(cap(b.cur)+cap(b.next))*8 + b.front.held
 	b.peakFrontier = max(b.peakFrontier, front)
 	return int(first.Load())
+}
+
+// expandGuarded is expandChunk, noting a step at which a design's
+// decision failed in out.fault (and out.stop, so that the least such
+// chunk, or one with a stop violation before it, ends the search).
+func (b *bfs) expandGuarded(e *expander, k int, out *chunkOut) {
+	out.fault = nil
+	defer func() {
+		if r := recover(); r != nil {
+			var a model.Action
+			if e.act >= 0 {
+				a = e.acts[e.act]
+			}
+			out.fault, out.stop = faultOf(r, nil, a, e.act >= 0), edge{ok: true}
+			out.fault.Depth = b.depth + 1
+		}
+	}()
+	b.expandChunk(e, k, out)
 }
 
 // expandChunk expands chunk k of the current level: it judges every
@@ -902,9 +934,11 @@ func (b *bfs) expandChunk(e *expander, k int, out *chunkOut) {
 			panic(err) // the arena holds what Encode wrote
 		}
 		parent := b.curStart + uint32(i)*b.curStride
+		e.act = -1
 		e.acts = m.Reduced(s, b.opt.Reduce, e.acts[:0])
 		for ai := range e.acts {
 			*t = *s
+			e.act = ai
 			f := m.Next(t, &e.acts[ai])
 			out.trans++
 			if f.Scenes != 0 {

@@ -86,7 +86,11 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 			run.Do(a)
 			continue
 		}
-		panic(fmt.Sprintf("checker: counterexample step %d not reproducible", i))
+		// The model's steps commute with renaming unless the design's
+		// decisions tell workers or resources apart.
+		b.fault = &Fault{Cause: fmt.Sprintf("the counterexample's step %d could not be taken again through the search's orbits: "+
+			"the design's decisions tell workers (or resources) apart, which it must declare (model.Design.Asymmetric)", i+1)}
+		return nil, 0
 	}
 	panic("checker: empty counterexample")
 }

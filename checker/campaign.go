@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -55,19 +56,28 @@ type VariantResult struct {
 	// cannot be built at the campaign's config: a design's own limit),
 	// or is nil. Such a result has no verdict.
 	NotSearched error
+	// Fault is the step of run FaultRun at which the design's decision
+	// failed, which ended its search; nil when none did. Such a result
+	// is not the expected one.
+	Fault    *Fault
+	FaultRun int
 }
 
 // Expected reports whether the verdict is the one the variant expects.
 // A verdict that rests on a scene no run reached is not the expected one.
 // A variant not searched has no verdict, and none is the expected one.
 func (r *VariantResult) Expected() bool {
-	return r.NotSearched == nil && r.Expect.Matches(r.Violated) && r.Vacuous() == 0
+	return r.NotSearched == nil && r.Fault == nil && r.Expect.Matches(r.Violated) && r.Vacuous() == 0
 }
 
 // Problem says how the verdict differs from the expected one, or "".
 func (r *VariantResult) Problem() string {
 	if r.NotSearched != nil {
 		return "not searched: " + r.NotSearched.Error()
+	}
+	if r.Fault != nil {
+		return fmt.Sprintf("%v, at step %d of run %d (explore search --variant %s finds it with its trace)",
+			r.Fault.Cause, len(r.Fault.Actions), r.FaultRun, r.Variant.Name)
 	}
 	p := r.Expect.Unexpected(r.Violated)
 	if miss := r.Vacuous(); miss != 0 {
@@ -142,7 +152,11 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 	untrusted := map[string][]model.Action{} // the first run whose history shows it, with a duplicate
 	var seen spec.Set                        // violations some history showed
 	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
-		run, judged := RandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
+		run, judged, fault := safeRandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
+		if fault != nil {
+			res.Fault, res.FaultRun, res.Runs = fault, i, i+1
+			break
+		}
 		hist := HistoryViolations(run)
 		viol := judged | hist
 		for _, id := range (viol &^ res.Violated).IDs() {

@@ -97,6 +97,11 @@ type SearchResult struct {
 	Complete bool
 	// Reached counts, per scene, the runs that reached it.
 	Reached Coverage
+	// Fault is the step of run FaultRun at which the design's decision
+	// failed, which ended the search (Complete, and no Found); nil when
+	// none did.
+	Fault    *Fault
+	FaultRun int
 }
 
 // Search runs seeded random runs until one violates an invariant in
@@ -126,7 +131,12 @@ func RandomSearch(ctx context.Context, m *model.Machine, opt SearchOptions) Sear
 			return res
 		}
 		seed := RunSeed(opt.Seed, i)
-		run, judged := RandomRun(m, seed, opt.Steps, stop)
+		run, judged, fault := safeRandomRun(m, seed, opt.Steps, stop)
+		if fault != nil {
+			res.Fault, res.FaultRun, res.Complete = fault, i, true
+			res.Runs++
+			return res
+		}
 		v := Violations(run, judged) & stop
 		res.Reached.Add(run.Scenes)
 		if res.Runs++; opt.Progress != nil {

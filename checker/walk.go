@@ -54,7 +54,8 @@ func pick(acts []model.Action, choose Chooser) (model.Action, bool) {
 
 // Walk runs m for at most steps actions picked by choose, judging every step
 // with spec.Judge. It stops early at the first step that violates an
-// invariant in stop. It returns the run and every invariant violated.
+// invariant in stop. It returns the run and every invariant violated. A
+// step whose decision fails panics with a *Fault, the run to it.
 func Walk(m *model.Machine, steps int, choose Chooser, stop spec.Set) (*model.Run, spec.Set) {
 	run := model.NewRun(m)
 	// A run records about one event a step: room for them at once, not
@@ -62,13 +63,22 @@ func Walk(m *model.Machine, steps int, choose Chooser, stop spec.Set) (*model.Ru
 	run.Events = make([]history.Event, 0, min(steps, 128))
 	var violated spec.Set
 	var buf []model.Action
+	var a model.Action
+	taking := false // a is being taken (else the next one is being chosen)
+	defer func() {  // a design's decision that failed: a *Fault, with the run to it
+		if r := recover(); r != nil {
+			panic(faultOf(r, trace(run), a, taking))
+		}
+	}()
 	for i := 0; i < steps; i++ {
 		buf = m.Enabled(&run.State, buf[:0])
-		a, ok := pick(buf, choose)
-		if !ok {
+		var ok bool
+		if a, ok = pick(buf, choose); !ok {
 			break
 		}
+		taking = true
 		_, v := judgedDo(run, a)
+		taking = false
 		violated |= v
 		if v&stop != 0 {
 			break

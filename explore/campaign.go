@@ -336,6 +336,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	start := time.Now()
 	var run *model.Run
 	var inv string
+	var fault *checker.Fault // the step at which the design's decision failed
 	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed}
 	complete := true
 	var howFar string // for a person: how far an incomplete search got
@@ -365,7 +366,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		summary["proof"] = pf
 		resume = resumeCommand(fs, res, opt.Checkpoint)
 		resumeNote = resumeHint(res, resume)
-		reached = res.Reached
+		reached, fault = res.Reached, res.Fault
 		if res.Counterexample != nil {
 			run, inv = res.Counterexample, res.Violation.IDs()[0]
 		}
@@ -395,6 +396,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			run, inv = res.Found.Run, res.Found.Invariant
 			summary["runSeed"], summary["runIndex"] = res.Found.Seed, res.Found.Index
 		}
+		if fault = res.Fault; fault != nil {
+			summary["faultRun"] = res.FaultRun
+		}
 		complete = res.Complete
 		howFar = fmt.Sprintf("%d of %d runs done", res.Runs, res.Budget)
 		reached = res.Reached
@@ -403,6 +407,24 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	elapsed := time.Since(start)
 	summary["elapsed"] = elapsed.String()
 	summary["complete"] = complete || run != nil
+	if fault != nil { // no verdict holds past it
+		summary["fault"], summary["complete"] = fault, false
+		if *jsonOut {
+			return exitViolation, writeJSON(stdout, summary)
+		}
+		fmt.Fprintf(stdout, "%s: the design's decision failed: %s\n", v.Name, fault.Cause)
+		switch {
+		case *mode == "bfs" && len(fault.Actions) > 0:
+			fmt.Fprintf(stdout, "  at depth %d, taking %s (the search's states are orbit representatives: explore search --mode random gives a whole run to it)\n",
+				fault.Depth, fault.Actions[0])
+		case len(fault.Actions) > 0:
+			fmt.Fprintf(stdout, "  the run to it (%d steps):\n", len(fault.Actions))
+			for i, a := range fault.Actions {
+				fmt.Fprintf(stdout, "  %4d. %s\n", i+1, a)
+			}
+		}
+		return exitViolation, nil
+	}
 	if run == nil {
 		summary["violation"] = nil
 		code := exitOK

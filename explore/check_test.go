@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
 )
 
 // TestCheckInterrupted: a check that Ctrl-C stops before it ends judged
@@ -67,6 +69,41 @@ func TestLostOutputIsAnError(t *testing.T) {
 		var errb bytes.Buffer
 		if code := run(context.Background(), args, fullDisk{}, &errb, designs.All()); code != exitUsage || !strings.Contains(errb.String(), "no space left") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+// TestSearchReportsADesignFault: a design whose decision returns a reply
+// code none of its own makes search say so, with the run to it (random) or
+// the step (bfs), exit 1 and "fault" in --json; not a Go panic, nor a
+// proof.
+func TestSearchReportsADesignFault(t *testing.T) {
+	faulty := spec.Variant{Name: "faulty", Summary: "Check answers 42 to a stale write", Design: model.Design{
+		Check: func(v model.SinkView, w model.Msg) uint8 {
+			if w.Token < v.Fence {
+				return 42
+			}
+			return model.RefCheck(v, w)
+		}}}
+	cat := append(designs.All(), faulty)
+	bounds := []string{"--workers", "2", "--resources", "1", "--ttl", "1", "--ops", "2", "--grants", "2", "--in-flight", "2",
+		"--drops", "0", "--dups", "0", "--crashes", "0", "--restarts", "0", "--forgeries", "0", "--skew", "0", "--sink-restarts", "0"}
+	for _, c := range []struct {
+		mode, want string
+	}{{"random", "the run to it ("}, {"bfs", "at depth "}} {
+		args := append([]string{"search", "--variant", "faulty", "--invariant", "fencing", "--mode", c.mode, "--out", t.TempDir()}, bounds...)
+		code, stdout, stderr := exploreWith(t, cat, args...)
+		if code != exitViolation || !strings.Contains(stdout, "faulty: the design's decision failed: design: Check returned reply code 42") ||
+			!strings.Contains(stdout, c.want) {
+			t.Errorf("%s: exit %d\n%s%s", c.mode, code, stdout, stderr)
+		}
+		var res struct {
+			Complete bool
+			Fault    *struct{ Cause string }
+		}
+		code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitViolation || res.Complete || res.Fault == nil {
+			t.Errorf("%s --json: exit %d, %v, %+v", c.mode, code, err, res)
 		}
 	}
 }

@@ -255,6 +255,9 @@ func (st *stepper) sinkRestart() {
 	seqs, fences := s.Sink.AdvSeq, s.Sink.AdvFence
 	s.Sink = st.d.SinkRestart(s.Sink)
 	s.Sink.AdvSeq, s.Sink.AdvFence = seqs, fences // a retry is answered as before, a late copy ignored
+	if int(s.Sink.NResults) > len(s.Sink.Results) {
+		panic(&DesignFault{Decision: "SinkRestart", Detail: fmt.Sprintf("returned a sink of %d results, more than its table of %d", s.Sink.NResults, len(s.Sink.Results))})
+	}
 	for i := 0; i < int(s.NMsgs); i++ {
 		if s.Msgs[i].Kind == Commit {
 			st.remove(s.Msgs[i])
@@ -469,7 +472,7 @@ func (st *stepper) acquire(msg *Msg) {
 	co := &s.Coord[msg.Replica]
 	r, w := msg.Res, msg.Worker
 	rec := co.Dedup[r][w]
-	switch d.Answers(rec, *msg) {
+	switch codeOf("Answers", d.Answers(rec, *msg), answersCodes) {
 	case RepOK:
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
@@ -546,7 +549,7 @@ func (st *stepper) renew(msg *Msg) {
 	if RefOwns(*l, *msg) && l.Left == 0 {
 		st.fact.Scenes |= SceneRenewAtDeadline
 	}
-	code := d.Renew(*l, *msg)
+	code := codeOf("Renew", d.Renew(*l, *msg), renewCodes)
 	if code != RepOK || l.Holder == 0 {
 		if code == RepOK {
 			code = RepNotHolder // there is no lease to renew, whatever the design says
@@ -568,7 +571,7 @@ func (st *stepper) release(msg *Msg) {
 	s, d := st.s, st.d
 	co := &s.Coord[msg.Replica]
 	l := &co.Lease[msg.Res]
-	if l.Holder == 0 || d.Release(*l, *msg) != RepOK {
+	if l.Holder == 0 || codeOf("Release", d.Release(*l, *msg), releaseCodes) != RepOK {
 		st.reply(msg, ReleaseRep, RepNotHolder)
 		return
 	}
@@ -599,7 +602,7 @@ func (st *stepper) write(msg *Msg) {
 		st.store(msg) // the idempotency record answers before the token is looked at
 		return
 	}
-	if code := d.Check(st.view(msg.Res), *msg); code != RepOK {
+	if code := codeOf("Check", d.Check(st.view(msg.Res), *msg), checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
 	}
@@ -615,7 +618,7 @@ func (st *stepper) write(msg *Msg) {
 
 // commit is the second step of a two-step write.
 func (st *stepper) commit(msg *Msg) {
-	if code := st.d.Commit(st.view(msg.Res), *msg); code != RepOK {
+	if code := codeOf("Commit", st.d.Commit(st.view(msg.Res), *msg), checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
 	}
@@ -675,6 +678,9 @@ func (st *stepper) store(msg *Msg) {
 			code = RepReplayed
 		}
 	} else {
+		if int(s.Sink.NResults) == len(s.Sink.Results) {
+			panic(&DesignFault{Decision: "Key", Detail: fmt.Sprintf("keys more results than the sink's table of %d holds (New tried only Key(Msg{}, 1) and Key(Msg{Worker: 1}, 2))", len(s.Sink.Results))})
+		}
 		s.Sink.Results[s.Sink.NResults] = Result{Res: msg.Res, Key: msg.Key, Writer: msg.PW, Token: msg.PT,
 			Grant: msg.Grant}
 		s.Sink.NResults++
