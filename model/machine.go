@@ -29,13 +29,20 @@ type Machine struct {
 }
 
 // New returns the machine of design d under config c, or an error if the
-// config is out of bounds or cannot run d.
-func New(c Config, d Design) (*Machine, error) {
+// config is out of bounds or cannot run d. New probes some decisions
+// (NextToken and Advance on every byte, FenceOf and CounterOf on each
+// resource, Key twice): one that panics there is an error, not a panic.
+func New(c Config, d Design) (m *Machine, err error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("design: a decision panicked while New probed it: %v (New calls NextToken and Advance on every byte, whatever a run reaches, FenceOf and CounterOf on each resource, Key twice)", r)
+		}
+	}()
 	step := d.tokenStep()
-	m := &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
+	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
 	if m.maxToken = step * c.MaxToken(); m.maxToken > maxTokenLimit {
 		return nil, fmt.Errorf("design: its NextToken or Advance raises a token by up to %d in one step, so tokens may reach %d × %d = %d, above %d (a token is a byte); lower the bounds", step, step, c.MaxToken(), m.maxToken, maxTokenLimit)
 	}

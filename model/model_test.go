@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -295,4 +296,19 @@ func TestLiveWhileItsWorkerWaits(t *testing.T) {
 		t.Fatalf("%d of %d replies seen live: the walks do not tell", live, replies)
 	}
 	t.Logf("%d of %d replies seen live", live, replies)
+}
+
+// TestNewRecoversItsProbes: a decision that panics on an input New probes
+// but no run reaches (a table of 128 fences read at 128 and above) makes
+// New return an error naming the probe, not panic.
+func TestNewRecoversItsProbes(t *testing.T) {
+	var table [128]uint8
+	for i := range table {
+		table[i] = uint8(i)
+	}
+	d := Design{Advance: func(fence, to uint8) uint8 { return max(table[fence], to) }}
+	m, err := New(DefaultConfig(), d)
+	if m != nil || err == nil || !strings.Contains(err.Error(), "panicked while New probed it") {
+		t.Fatalf("New: %v, %v", m != nil, err)
+	}
 }
