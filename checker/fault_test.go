@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -68,6 +69,11 @@ func TestDesignFaults(t *testing.T) {
 			}()
 		}
 		if d.random {
+			var f *Fault
+			p := Progress(context.Background(), m, ProgressOptions{Extra: 1, MaxStates: 200000})
+			if !errors.As(p.Err, &f) || !strings.Contains(f.Cause, d.cause) {
+				t.Errorf("%s: progress: %v", d.name, p.Err)
+			}
 			v := spec.Variant{Name: "faulty", Design: d.design}
 			rs, err := Campaign(context.Background(), []spec.Variant{v}, CampaignOptions{Config: c, Seed: 1, Runs: 2000, Steps: 60})
 			if r := rs[0]; err != nil || r.Fault == nil || r.Expected() || !strings.Contains(r.Problem(), d.cause) {

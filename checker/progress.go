@@ -70,7 +70,8 @@ type ProgressResult struct {
 	// model's limit (zero when Err is set).
 	ExtendedConfig model.Config
 	// Err is why the check could not run (the extended machine could not
-	// be built); the rest is then zero.
+	// be built, or a design's decision failed in it: a *Fault, with no
+	// run); the rest is then zero.
 	Err error
 }
 
@@ -301,8 +302,12 @@ func CanCommit(ctx context.Context, m *model.Machine, s *model.State, opt Progre
 	return ok[0], "", nil
 }
 
-func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (ProgressResult, *progressGraph) {
-	var res ProgressResult
+func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (res ProgressResult, g *progressGraph) {
+	defer func() { // a design's decision that failed, in the extended machine perhaps (more budget than the search's)
+		if r := recover(); r != nil {
+			res, g = ProgressResult{Err: faultOf(r, nil, model.Action{}, false)}, nil
+		}
+	}()
 	big, lim, err := opt.extended(ctx, m)
 	if err != nil {
 		res.Err = err
@@ -365,7 +370,7 @@ func progress(ctx context.Context, m *model.Machine, opt ProgressOptions) (Progr
 
 	// 3. The verdict on the original machine's states. Discovery order is
 	// breadth-first, so the first stuck state is a shallowest one.
-	g := &progressGraph{big: big, reach: reach, ok: ok}
+	g = &progressGraph{big: big, reach: reach, ok: ok}
 	first := -1
 	for i := range ok {
 		if !ok[i] {

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -577,6 +578,11 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	p := checker.Progress(ctx, m, checker.ProgressOptions{Extra: l.extra, MaxStates: l.maxStates, MaxMemory: maxMemory, Symmetry: sym})
 	restore()
 	r.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	var fault *checker.Fault
+	if errors.As(p.Err, &fault) { // no verdict: not checked, saying why
+		r.Reason = "the design's decision failed in the progress check's machine (its budgets are the search's raised by --liveness-extra): " + fault.Cause
+		return r, nil
+	}
 	if p.Err != nil {
 		return nil, usagef("--liveness: %v", p.Err)
 	}
