@@ -22,7 +22,15 @@ func Lenient(m *model.Machine, acts []model.Action) (*model.Run, spec.Set) {
 // evidence the original run had, preferring the history's: a counterexample
 // whose history shows its violation is one a reader (and explore check) can
 // see, not only the model.
-func Shows(m *model.Machine, acts []model.Action, inv string, inHistory bool) (*model.Run, bool) {
+//
+// A candidate whose replay meets a design's decision that fails (a state
+// the run that was shrunk never reached) does not show inv.
+func Shows(m *model.Machine, acts []model.Action, inv string, inHistory bool) (run *model.Run, shows bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			run, shows = nil, false
+		}
+	}()
 	run, judged := Lenient(m, acts)
 	if inHistory {
 		return run, HistoryViolations(run).Has(inv)
@@ -48,7 +56,7 @@ func Shrink(m *model.Machine, acts []model.Action, inv string) *model.Run {
 	}
 	run = minimise(m, run, inv, inHistory)
 	if !inHistory {
-		if ext := delivered(run); HistoryViolations(ext).Has(inv) {
+		if ext := delivered(run); ext != nil && HistoryViolations(ext).Has(inv) {
 			run = minimise(m, ext, inv, true)
 		}
 	}
@@ -89,7 +97,14 @@ func minimise(m *model.Machine, run *model.Run, inv string, inHistory bool) *mod
 // tick, no new operation. A delivery sends at most the next message of its
 // request's short chain (request, the sink's advance and its answer, the
 // reply), so this ends; the bound of 64 deliveries is only a guard.
-func delivered(run *model.Run) *model.Run {
+//
+// It returns nil if a delivery meets a design's decision that fails.
+func delivered(run *model.Run) (ext *model.Run) {
+	defer func() {
+		if r := recover(); r != nil {
+			ext = nil
+		}
+	}()
 	m := run.M
 	acts := append([]model.Action(nil), run.Actions...)
 	s := run.State
@@ -103,7 +118,7 @@ func delivered(run *model.Run) *model.Run {
 		m.Next(&s, &buf[i])
 		acts = append(acts, buf[i])
 	}
-	ext, _ := Lenient(m, acts)
+	ext, _ = Lenient(m, acts)
 	return ext
 }
 
