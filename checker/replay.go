@@ -145,14 +145,21 @@ func judgedDo(run *model.Run, a model.Action) (model.Fact, spec.Set) {
 
 // replay re-executes acts, judging every step. An action that is not
 // enabled when its turn comes is skipped when lenient, and otherwise ends
-// the replay with an error. visit, when set, sees every step that ran: the
+// the replay with an error; one whose design's decision fails ends it with
+// an error either way. visit, when set, sees every step that ran: the
 // run, the step's index in acts, the index of its first event, its fact and
 // its verdict.
 func replay(m *model.Machine, acts []model.Action, lenient bool,
-	visit func(run *model.Run, i, first int, f model.Fact, v spec.Set)) (*model.Run, spec.Set, error) {
-	run := model.NewRun(m)
-	var judged spec.Set
+	visit func(run *model.Run, i, first int, f model.Fact, v spec.Set)) (run *model.Run, judged spec.Set, err error) {
+	run = model.NewRun(m)
+	at := 0
+	defer func() { // a design's decision that failed ends the replay there
+		if r := recover(); r != nil {
+			err = fmt.Errorf("action %d (%s): %s", at, acts[at], faultOf(r, nil, model.Action{}, false).Cause)
+		}
+	}()
 	for i, a := range acts {
+		at = i
 		if !m.IsEnabled(&run.State, a) {
 			if lenient {
 				continue
