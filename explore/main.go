@@ -364,7 +364,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 }
 
 // onceFlags watches a flag set while parse parses it: each flag's value is
-// wrapped so that a second Set of a flag that does not accumulate is an
+// wrapped so that a second Set of a flag that is not repeatable is an
 // error, twice, naming it.
 type onceFlags struct {
 	fs    *flag.FlagSet
