@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
+	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -105,5 +108,30 @@ func TestSearchReportsADesignFault(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitViolation || res.Complete || res.Fault == nil {
 			t.Errorf("%s --json: exit %d, %v, %+v", c.mode, code, err, res)
 		}
+	}
+}
+
+// TestRealKeepsEveryRun: with --keep, run N's history is in run-N.jsonl
+// (N from 1, as the messages count runs), one file a run, each its own:
+// a caught run was saved again one number up, over the next run's file,
+// and a run's history was lost.
+func TestRealKeepsEveryRun(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := explore(t, "real", "--runs", "4", "--sink", "check-then-write", "--keep", "--seed", "1", "--out", out)
+	if code != exitViolation {
+		t.Fatalf("exit %d, want 1 (check-then-write caught)\n%s%s", code, stdout, stderr)
+	}
+	dir := filepath.Join(out, "real-builtin-sqlite-check-then-write")
+	for n := 1; n <= 4; n++ {
+		h, err := history.ReadFile(filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("; run %d of seed 1", n); !strings.HasSuffix(h.Header.Note, want) {
+			t.Errorf("run-%d.jsonl holds %q, want a note ending %q", n, h.Header.Note, want)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "run-*.jsonl")); len(files) != 4 {
+		t.Errorf("%d run files, want 4: %v", len(files), files)
 	}
 }

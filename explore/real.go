@@ -129,7 +129,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		if r.Caught() {
 			code = exitViolation
 		}
-		path, err := save(dir, fmt.Sprintf("run-%d", r.Run+1), r.History, cat) // runs count from 1, as "first at run N" does
+		path, err := save(dir, strings.TrimSuffix(filepath.Base(cfg.RunFile(r.Run)), ".jsonl"), r.History, cat) // the file the run was written to as it happened
 		if err != nil {
 			return 0, err
 		}

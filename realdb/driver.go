@@ -301,7 +301,7 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 	rec := history.NewRecorder(history.Header{
 		Seed: seed, TimeUnit: "ns", Expect: Expected,
 		Note: fmt.Sprintf("explore real: %s lease, %s sink on %s; %d goroutine and %d process workers, %d resources, %d tasks each, ttl %v; run %d of seed %d",
-			cfg.Lease, cfg.Sink, cfg.DB, cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.TTL, run, cfg.Seed),
+			cfg.Lease, cfg.Sink, cfg.DB, cfg.Workers, cfg.Procs, cfg.Resources, cfg.Tasks, cfg.TTL, run+1, cfg.Seed), // runs counted from 1, as run-N.jsonl and the messages count them
 	}, clock, w)
 	coord := NewCoordinator(coordSink, clock, rec)
 	log := leases.RecorderLog(rec)
@@ -413,9 +413,11 @@ func causes(errs []error) []error {
 	return out
 }
 
-// runFile is where run's history is written as it happens, under dir.
+// runFile is where run's history (run counts from 0) is written as it
+// happens, under dir: run-N.jsonl with N counting from 1, as the runs are
+// named to a person ("run 3", "first at run 3").
 func runFile(dir string, run int) string {
-	return filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", run))
+	return filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", run+1))
 }
 
 // RunFile is the path of run's history under Config.Out (it stays there
