@@ -275,3 +275,38 @@ func TestSweepPinnedParameter(t *testing.T) {
 		t.Errorf("no violated cell: %+v", res.Grid.Cells)
 	}
 }
+
+// TestSweepRefusesBeforeSearching: an invariant given twice and an --out
+// that is a file are usage errors before any point is searched (both were
+// found only after the whole grid, with its counterexamples written);
+// and a sweep whose proofs --depth bounds says so in its legend and rule,
+// not "proven".
+func TestSweepRefusesBeforeSearching(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--param", "ttl=1..2"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(append(slices.Clone(base), "--invariant", "exclusive-lease,exclusive-lease", "--out", dir), small...), "--invariant: exclusive-lease given twice"},
+		{append(append(slices.Clone(base), "--out", file), small...), "--out " + file + ": not a folder"},
+	} {
+		code, _, stderr := explore(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q", c.args[6:], code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "sweep")); err == nil {
+			t.Errorf("%v: wrote under --out", c.args[6:])
+		}
+	}
+	args := append(append(slices.Clone(base), "--invariant", "exclusive-lease", "--depth", "12", "--out", dir), small...)
+	_, stdout, _ := explore(t, args...)
+	if !strings.Contains(stdout, "✓ proven for runs of up to 12 actions (--depth 12)") ||
+		!strings.Contains(stdout, "rule found on this grid, for runs of up to 12 actions: ") {
+		t.Errorf("--depth 12:\n%s", stdout)
+	}
+}

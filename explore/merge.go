@@ -351,7 +351,7 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 	if jsonOut {
 		return code, writeJSON(stdout, merged)
 	}
-	printGrid(stdout, *g)
+	printGrid(stdout, *g, merged.Budget.Depth)
 	fmt.Fprintf(stdout, "\nheat map: %s (%d jobs)\n", page, n)
 	if !merged.Complete {
 		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(context.Background(), *g))

@@ -129,6 +129,9 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	if err != nil {
 		return 0, usagef("--invariant: %v", err)
 	}
+	if st, err := os.Stat(*out); err == nil && !st.IsDir() { // before the grid is searched, not after
+		return 0, usagef("--out %s: not a folder", *out)
+	}
 	var shard checker.Shard
 	if *shardFlag != "" {
 		if shard, err = parseShard(*shardFlag); err != nil {
@@ -208,7 +211,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	if *jsonOut {
 		return code, writeJSON(stdout, res)
 	}
-	printGrid(stdout, grid)
+	printGrid(stdout, grid, b.Depth)
 	fmt.Fprintf(stdout, "\nheat map: %s (%s)\n", page, time.Since(start).Round(time.Millisecond))
 	if !complete {
 		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(ctx, grid))
@@ -505,6 +508,9 @@ func sweepInvariants(flag string, v spec.Variant) ([]string, error) {
 		if !spec.OnTransitions().Has(id) {
 			return nil, fmt.Errorf("%s is judged over recorded histories only: a cell's BFS proof would say nothing of it (search it with explore search --mode random)", id)
 		}
+		if slices.Contains(ids, id) {
+			return nil, fmt.Errorf("%s given twice", id)
+		}
 		ids = append(ids, id)
 	}
 	return ids, nil
@@ -519,11 +525,17 @@ func pointName(axes []axis, x, y int) string {
 }
 
 // printGrid prints one table per invariant: ✗N violated (shortest
-// counterexample N actions; ~N from a random search), ✓ proven safe, ✓?
-// safe within a random budget, ? incomplete.
-func printGrid(w io.Writer, g viz.SweepGrid) {
+// counterexample N actions; ~N from a random search), ✓ proven safe
+// (within depth, when a --depth bounded the proofs), ✓? safe within a
+// random budget, ? incomplete.
+func printGrid(w io.Writer, g viz.SweepGrid, depth int) {
+	proven, within := "proven", ""
+	if depth > 0 {
+		proven = fmt.Sprintf("proven for runs of up to %d actions (--depth %d)", depth, depth)
+		within = fmt.Sprintf(", for runs of up to %d actions", depth)
+	}
 	for _, inv := range g.Invariants {
-		fmt.Fprintf(w, "%s on %s (✗N violated, N actions; ✓ proven; ✓? budget only; ? incomplete):\n", inv, g.Variant)
+		fmt.Fprintf(w, "%s on %s (✗N violated, N actions; ✓ %s; ✓? budget only; ? incomplete):\n", inv, g.Variant, proven)
 		fmt.Fprintf(w, "%10s", g.Y.Name+`\`+g.X.Name)
 		for _, x := range g.X.Values {
 			fmt.Fprintf(w, "%6d", x)
@@ -541,7 +553,7 @@ func printGrid(w io.Writer, g viz.SweepGrid) {
 			fmt.Fprintln(w)
 		}
 		if r := g.Rules[inv]; r != "" {
-			fmt.Fprintf(w, "rule found on this grid: %s\n", r)
+			fmt.Fprintf(w, "rule found on this grid%s: %s\n", within, r)
 		}
 		fmt.Fprintln(w)
 	}
