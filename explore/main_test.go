@@ -92,6 +92,7 @@ func TestCheckTimeoutIsIncomplete(t *testing.T) {
 		t.Errorf("check --timeout 1ns: exit %d\n%s", code, stdout)
 	}
 	var rep struct {
+		OK       bool     `json:"ok"`
 		Complete *bool    `json:"complete"`
 		Unknown  []string `json:"unknown"`
 	}
@@ -104,10 +105,10 @@ func TestCheckTimeoutIsIncomplete(t *testing.T) {
 		{[]string{"check", "--json", clean}, exitOK, true},
 		{[]string{"check", "--json", "--timeout", "1ns", unexpectedFencing(t)}, exitViolation, false},
 	} {
-		rep.Complete, rep.Unknown = nil, nil
+		rep.OK, rep.Complete, rep.Unknown = false, nil, nil
 		code, stdout, _ := explore(t, c.args...)
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != c.code || rep.Complete == nil ||
-			*rep.Complete != c.complete || (len(rep.Unknown) == 0) != c.complete {
+			*rep.Complete != c.complete || (len(rep.Unknown) == 0) != c.complete || rep.OK != (c.code == exitOK) {
 			t.Errorf("%v: exit %d (want %d), %v, %+v", c.args, code, c.code, err, rep)
 		}
 	}

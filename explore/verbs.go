@@ -255,6 +255,7 @@ func runCheck(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		if rep.Violations == nil {
 			rep.Violations = []spec.Violation{}
 		}
+		rep.OK = rep.OK && len(rep.Unknown) == 0 // an incomplete check passes nothing
 		return code, writeJSON(stdout, struct {
 			spec.Report
 			Complete bool `json:"complete"`
