@@ -310,3 +310,23 @@ func TestSweepRefusesBeforeSearching(t *testing.T) {
 		t.Errorf("--depth 12:\n%s", stdout)
 	}
 }
+
+// TestRealRefusesBeforeWriting: a --ttl below the lease services' 1ms and
+// --endpoints with the built-in lease are usage errors naming the flag,
+// before --out is written (the first named no flag after making the run's
+// folder; the second was ignored).
+func TestRealRefusesBeforeWriting(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ttl", "1ns"}, "--ttl 1ns: want at least 1ms"},
+		{[]string{"--endpoints", "127.0.0.1:1"}, "--endpoints 127.0.0.1:1: the built-in lease"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := explore(t, append([]string{"real", "--runs", "1", "--out", out}, c.args...)...)
+		if _, err := os.Stat(out); code != exitUsage || !strings.Contains(stderr, c.want) || err == nil {
+			t.Errorf("%v: exit %d, stderr %q, --out written: %v", c.args, code, stderr, err == nil)
+		}
+	}
+}

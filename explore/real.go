@@ -80,6 +80,10 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, usagef("--fault needs the lease service this command starts (no --endpoints)")
 	case *tick == 0:
 		return 0, usagef("--tick 0s: want the positive length of a model tick")
+	case cfg.TTL != 0 && cfg.TTL < time.Millisecond:
+		return 0, usagef("--ttl %v: want at least 1ms (0: the lease service's default)", cfg.TTL)
+	case *endpoints != "" && cfg.Lease == realdb.Builtin:
+		return 0, usagef("--endpoints %s: the built-in lease runs in this process; --endpoints is for --lease etcd or redis", *endpoints)
 	}
 	// A chance is a number from 0 to 1: NaN, an infinity or a negative one
 	// is a mistake, not "never" (Float64 parses "NaN" and "-Inf").
