@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
+	"github.com/fencecheck/fencecheck/viz"
 )
 
 // TestCheckInterrupted: a check that Ctrl-C stops before it ends judged
@@ -107,6 +108,20 @@ func TestSearchReportsADesignFault(t *testing.T) {
 		code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitViolation || res.Complete || res.Fault == nil {
 			t.Errorf("%s --json: exit %d, %v, %+v", c.mode, code, err, res)
+		}
+	}
+	// A sweep's point where the design fails is no verdict: incomplete,
+	// saying why, not safe within its budget.
+	args := append([]string{"sweep", "--variant", "faulty", "--param", "ttl=1..2", "--invariant", "fencing", "--max-states", "3",
+		"--runs", "300", "--json", "--out", t.TempDir()}, bounds[6:]...)
+	code, stdout, stderr := exploreWith(t, cat, args...)
+	var sw sweepResult
+	if err := json.Unmarshal([]byte(stdout), &sw); err != nil || code != exitIncomplete || len(sw.Grid.Cells) != 2 {
+		t.Fatalf("sweep: exit %d, %v\n%s%s", code, err, stdout, stderr)
+	}
+	for _, c := range sw.Grid.Cells {
+		if c.Verdict != viz.VerdictIncomplete || !strings.Contains(c.Detail, "the design's decision failed: design: Check returned reply code 42") {
+			t.Errorf("sweep cell %+v", c)
 		}
 	}
 }

@@ -258,6 +258,9 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		cells[s.Invariant] = viz.SweepCell{Invariant: s.Invariant, Verdict: viz.VerdictViolated, Length: s.Length, Method: "bfs",
 			Link: link, Detail: fmt.Sprintf("shortest counterexample (BFS, %d states)", res.States)}
 	}
+	if res.Fault != nil {
+		return faultCells(cells, invs, res.Fault), nil
+	}
 	vacuous := res.Reached.Missing(v.Scenes())
 	if bfsComplete(res) {
 		proof := fmt.Sprintf("proof: every reachable state (%d states, depth %d)", res.States, res.MaxDepth)
@@ -299,6 +302,9 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 	for rest != 0 && ctx.Err() == nil && b.Runs > 0 {
 		r := checker.RandomSearch(ctx, m, checker.SearchOptions{Seed: b.Seed, Runs: b.Runs, Steps: b.Steps, Stop: rest})
 		reached, runsDone = r.Reached, r.Runs
+		if r.Fault != nil {
+			return faultCells(cells, invs, r.Fault), nil
+		}
 		if r.Found == nil {
 			break
 		}
@@ -324,6 +330,18 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		cells[inv] = c
 	}
 	return ordered(cells, invs), nil
+}
+
+// faultCells are a point's cells when the design's decision failed there:
+// no verdict but the violations found before it, each other cell
+// incomplete, saying why (a step the model cannot take passes nothing).
+func faultCells(cells map[string]viz.SweepCell, invs []string, f *checker.Fault) []viz.SweepCell {
+	for _, inv := range invs {
+		if _, ok := cells[inv]; !ok {
+			cells[inv] = viz.SweepCell{Invariant: inv, Verdict: viz.VerdictIncomplete, Detail: "the design's decision failed: " + f.Cause}
+		}
+	}
+	return ordered(cells, invs)
 }
 
 func ordered(cells map[string]viz.SweepCell, invs []string) []viz.SweepCell {
