@@ -548,6 +548,7 @@ var stopMeaning = map[string]string{
 	checker.StopMaxStates: "at the state limit: incomplete",
 	checker.StopCancelled: "stopped early: incomplete",
 	checker.StopMemory:    "at the memory budget (--max-memory): incomplete",
+	checker.StopFault:     "the design's decision failed: no verdict",
 }
 
 // bfsComplete reports whether a BFS with no violation did what it was
