@@ -429,21 +429,13 @@ func sweepPoint(v spec.Variant, cfg model.Config, axes []axis, x, y int) (spec.V
 // sweptName is the name of the variant a sweep's grid is of: v's, less the
 // design parameters the axes sweep (the base name when none is left).
 func sweptName(v spec.Variant, axes []axis) string {
-	base, _, _ := strings.Cut(v.Name, "@")
-	var parts []string
-	for _, p := range v.Params {
-		x, set := v.Values[p.Name]
-		if set && !slices.ContainsFunc(axes, func(a axis) bool { return !a.env && a.name == p.Name }) {
-			parts = append(parts, p.Name+"="+strconv.Itoa(x))
+	var swept []string
+	for _, a := range axes {
+		if !a.env {
+			swept = append(swept, a.name)
 		}
 	}
-	if len(parts) == len(v.Values) {
-		return v.Name // nothing of it swept
-	}
-	if len(parts) == 0 {
-		return base
-	}
-	return base + "@" + strings.Join(parts, ",")
+	return v.NameWithout(swept...)
 }
 
 // configNames are the JSON names of model.Config's fields: the

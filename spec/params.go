@@ -31,7 +31,6 @@ func (v Variant) With(vals map[string]int) (Variant, error) {
 	at := make([]int, len(v.Params))
 	all := make(map[string]int, len(v.Params))
 	used := 0
-	var parts []string
 	for i, p := range v.Params {
 		x, ok := vals[p.Name]
 		switch {
@@ -46,7 +45,6 @@ func (v Variant) With(vals map[string]int) (Variant, error) {
 			return Variant{}, fmt.Errorf("variant %s: %s=%d out of range [%d, %d]", base, p.Name, x, p.Min, p.Max)
 		}
 		at[i], all[p.Name] = x, x
-		parts = append(parts, p.Name+"="+strconv.Itoa(x))
 	}
 	if used != len(vals) {
 		var unknown []string
@@ -58,9 +56,26 @@ func (v Variant) With(vals map[string]int) (Variant, error) {
 		return Variant{}, fmt.Errorf("variant %s: unknown parameter %s (its parameters: %s)", base, strings.Join(unknown, ", "), strings.Join(v.ParamNames(), ", "))
 	}
 	w := v.At(at)
-	w.Name = base + "@" + strings.Join(parts, ",")
-	w.Params, w.At, w.Values = v.Params, v.At, all
+	w.Name, w.Params, w.At, w.Values = base, v.Params, v.At, all
+	w.Name = w.NameWithout() // BASE@ every value
 	return w, nil
+}
+
+// NameWithout is v's name less the values of the parameters called drop:
+// BASE@p=v,... over the values v has (Values), in Params' order, or BASE
+// alone when none is left. With no drop it is the name With gives.
+func (v Variant) NameWithout(drop ...string) string {
+	base, _, _ := strings.Cut(v.Name, "@")
+	var parts []string
+	for _, p := range v.Params {
+		if x, set := v.Values[p.Name]; set && !slices.Contains(drop, p.Name) {
+			parts = append(parts, p.Name+"="+strconv.Itoa(x))
+		}
+	}
+	if len(parts) == 0 {
+		return base
+	}
+	return base + "@" + strings.Join(parts, ",")
 }
 
 // ParamNames lists the variant's parameter names.
