@@ -66,7 +66,11 @@ func resumeCommand(fs *flag.FlagSet, res checker.BFSResult, dir string) string {
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
+			if v := f.Value.String(); v != "true" {
+				args = append(args, "--"+f.Name+"="+v)
+			} else {
+				args = append(args, "--"+f.Name)
+			}
 			return
 		}
 		args = append(args, "--"+f.Name, shellQuote(f.Value.String()))

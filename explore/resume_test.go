@@ -75,10 +75,10 @@ func TestSearchCheckpointResume(t *testing.T) {
 		t.Fatalf("--json: exit %d, resume %q", code, resume)
 	}
 	args = strings.Fields(resume)[1:]
-	if !slices.Contains(args, "--json=true") { // the command goes on as given, --json with it
+	if !slices.Contains(args, "--json") { // the command goes on as given, --json with it
 		t.Fatalf("--json's resume command: %q", resume)
 	}
-	code, got, _ = searchJSON(t, slices.DeleteFunc(args, func(a string) bool { return a == "--json=true" })...) // searchJSON adds --json
+	code, got, _ = searchJSON(t, slices.DeleteFunc(args, func(a string) bool { return a == "--json" })...) // searchJSON adds --json
 	if code != exitOK || !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed from --json's command: exit %d\n%+v\nwant %+v", code, got, want)
 	}
