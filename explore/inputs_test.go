@@ -311,10 +311,11 @@ func TestSweepRefusesBeforeSearching(t *testing.T) {
 	}
 }
 
-// TestRealRefusesBeforeWriting: a --ttl below the lease services' 1ms and
-// --endpoints with the built-in lease are usage errors naming the flag,
-// before --out is written (the first named no flag after making the run's
-// folder; the second was ignored).
+// TestRealRefusesBeforeWriting: a --ttl below the lease services' 1ms,
+// --endpoints with the built-in lease and counts out of range are usage
+// errors naming the flag, before --out is written (the first named no flag
+// after making the run's folder; the second was ignored; --resources 0 ran
+// with 2, --workers 1000000 started them).
 func TestRealRefusesBeforeWriting(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -322,6 +323,11 @@ func TestRealRefusesBeforeWriting(t *testing.T) {
 	}{
 		{[]string{"--ttl", "1ns"}, "--ttl 1ns: want at least 1ms"},
 		{[]string{"--endpoints", "127.0.0.1:1"}, "--endpoints 127.0.0.1:1: the built-in lease"},
+		{[]string{"--resources", "0"}, "--resources 0: want 1 to 1000"}, // 0 was the driver's default, 2
+		{[]string{"--tasks", "-1"}, "--tasks -1: must not be negative"},
+		{[]string{"--tasks", "1001"}, "--tasks 1001: want 1 to 1000"},
+		{[]string{"--workers", "1000000"}, "want at most 1000 goroutine and 64 process workers"},
+		{[]string{"--procs", "65"}, "want at most 1000 goroutine and 64 process workers"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, _, stderr := explore(t, append([]string{"real", "--runs", "1", "--out", out}, c.args...)...)

@@ -30,6 +30,16 @@ const (
 	faultServerKill    = "server-kill"    // etcd or redis: stop every member (the server) mid-run, for good
 )
 
+// The largest counts explore real takes: a run starts every worker (a
+// process each with --procs) and keeps a lease, a fence and the results of
+// every resource, so a count far past these is a typo, not a test.
+const (
+	maxRealWorkers   = 1000
+	maxRealProcs     = 64
+	maxRealResources = 1000
+	maxRealTasks     = 1000
+)
+
 func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("real", "[--lease builtin|etcd|redis] [--db sqlite|postgres] [--sink atomic|check-then-write|max-token|none] [flags]",
 		"Run real workers (goroutines and SIGSTOPped processes) against a lease service (the built-in coordinator, etcd embedded in this binary as a 3-member loopback cluster, or a throwaway redis-server) and a fenced sink on a real database, record each run's history (written line by line as it happens) and check it. Exit 1 when a run violates an invariant beyond absolute-validity.", stdout)
@@ -38,9 +48,9 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fs.StringVar(&cfg.DB, "db", realdb.SQLite, "sqlite or postgres")
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (required with --db postgres); for sqlite, an existing folder for the database files (not with --schedule)")
 	fs.StringVar(&cfg.Sink, "sink", realdb.Atomic, "atomic, check-then-write, max-token or none")
-	fs.IntVar(&cfg.Workers, "workers", 4, "goroutine workers")
-	fs.IntVar(&cfg.Procs, "procs", 0, "process workers (paused with SIGSTOP/SIGCONT)")
-	fs.IntVar(&cfg.Resources, "resources", 2, "resources (leases and fences)")
+	fs.IntVar(&cfg.Workers, "workers", 4, "goroutine workers (at most 1000)")
+	fs.IntVar(&cfg.Procs, "procs", 0, "process workers, paused with SIGSTOP/SIGCONT (at most 64)")
+	fs.IntVar(&cfg.Resources, "resources", 2, "resources (leases and fences), 1 to 1000")
 	fs.IntVar(&cfg.Runs, "runs", 10, "runs")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the driver's choices (run i uses seed+i)")
 	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms)")
@@ -49,7 +59,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fault := fs.String("fault", faultNone, "a fault mid-run: none, leader-kill or leader-restart (etcd), server-kill (etcd, redis)")
 	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the redis address")
 	fs.BoolVar(&cfg.KeepAll, "keep", false, "keep every run's history under --out, not only the violating ones")
-	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource")
+	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource, 1 to 1000")
 	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
 	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule only: the real length of one model tick")
 	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
@@ -70,6 +80,12 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, usagef("--db postgres needs --dsn")
 	case cfg.Runs < 1 || cfg.Workers < 0 || cfg.Procs < 0 || cfg.Workers+cfg.Procs < 2:
 		return 0, usagef("need --runs >= 1 and at least two workers in all")
+	case cfg.Workers > maxRealWorkers || cfg.Procs > maxRealProcs:
+		return 0, usagef("--workers %d --procs %d: want at most %d goroutine and %d process workers", cfg.Workers, cfg.Procs, maxRealWorkers, maxRealProcs)
+	case cfg.Resources < 1 || cfg.Resources > maxRealResources:
+		return 0, usagef("--resources %d: want 1 to %d", cfg.Resources, maxRealResources)
+	case cfg.Tasks < 1 || cfg.Tasks > maxRealTasks:
+		return 0, usagef("--tasks %d: want 1 to %d", cfg.Tasks, maxRealTasks)
 	case !slices.Contains([]string{faultNone, faultLeaderKill, faultLeaderRestart, faultServerKill}, *fault):
 		return 0, usagef("--fault %q: want none, leader-kill, leader-restart or server-kill", *fault)
 	case *fault != faultNone && cfg.Lease == realdb.Builtin:
