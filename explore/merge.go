@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -325,6 +326,7 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 			return 0, err
 		}
 		merged.Complete = merged.Complete && j.Complete
+		merged.Stopped = cmp.Or(merged.Stopped, j.Stopped)
 		merged.Grid.Cells = append(merged.Grid.Cells, j.Grid.Cells...)
 	}
 	g := &merged.Grid
@@ -354,7 +356,7 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 	printGrid(stdout, *g, merged.Budget.Depth)
 	fmt.Fprintf(stdout, "\nheat map: %s (%d jobs)\n", page, n)
 	if !merged.Complete {
-		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(context.Background(), *g))
+		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(merged.Stopped, *g))
 	}
 	return code, nil
 }

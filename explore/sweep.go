@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,7 +45,11 @@ type sweepResult struct {
 	Shard    checker.Shard `json:"shard"`
 	Budget   sweepBudget   `json:"budget"`
 	Complete bool          `json:"complete"`
-	Grid     viz.SweepGrid `json:"grid"`
+	// Stopped is why the sweep ended before its last point ("time limit",
+	// "interrupted"); "" when it did not. The points it did not reach have
+	// no cells.
+	Stopped string        `json:"stopped,omitempty"`
+	Grid    viz.SweepGrid `json:"grid"`
 }
 
 // sweepBudget is what each point of a sweep may spend.
@@ -169,8 +174,12 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	points := len(axes[0].values) * len(axes[1].values)
 	start := time.Now()
 	k := 0
+points:
 	for _, y := range axes[1].values {
 		for _, x := range axes[0].values {
+			if ctx.Err() != nil {
+				break points // the points not reached have no cells: not searched
+			}
 			k++
 			if shard.N > 1 && (k-1)%shard.N != shard.I {
 				continue
@@ -200,6 +209,9 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		}
 	}
 	res := sweepResult{Sweep: true, Variant: title, Config: cfg, Shard: shard, Budget: b, Complete: complete, Grid: grid}
+	if ctx.Err() != nil {
+		res.Stopped = stopCause(ctx)
+	}
 	page, err := writeHeatmap(dir, grid)
 	if err != nil {
 		return 0, err
@@ -214,7 +226,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	printGrid(stdout, grid, b.Depth)
 	fmt.Fprintf(stdout, "\nheat map: %s (%s)\n", page, time.Since(start).Round(time.Millisecond))
 	if !complete {
-		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(ctx, grid))
+		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(res.Stopped, grid))
 	}
 	return code, nil
 }
@@ -537,15 +549,20 @@ func pointName(axes []axis, x, y int) string {
 // printGrid prints one table per invariant: ✗N violated (shortest
 // counterexample N actions; ~N from a random search), ✓ proven safe
 // (within depth, when a --depth bounded the proofs), ✓? safe within a
-// random budget, ? incomplete.
+// random budget, ? incomplete, - not searched (another shard's point, or
+// the sweep stopped before it).
 func printGrid(w io.Writer, g viz.SweepGrid, depth int) {
 	proven, within := "proven", ""
 	if depth > 0 {
 		proven = fmt.Sprintf("proven for runs of up to %d actions (--depth %d)", depth, depth)
 		within = fmt.Sprintf(", for runs of up to %d actions", depth)
 	}
+	unsearched := "" // a shard's or a stopped sweep's grid has points not searched
+	if len(g.Cells) < len(g.X.Values)*len(g.Y.Values)*len(g.Invariants) {
+		unsearched = "; - not searched"
+	}
 	for _, inv := range g.Invariants {
-		fmt.Fprintf(w, "%s on %s (✗N violated, N actions; ✓ %s; ✓? budget only; ? incomplete):\n", inv, g.Variant, proven)
+		fmt.Fprintf(w, "%s on %s (✗N violated, N actions; ✓ %s; ✓? budget only; ? incomplete%s):\n", inv, g.Variant, proven, unsearched)
 		fmt.Fprintf(w, "%10s", g.Y.Name+`\`+g.X.Name)
 		for _, x := range g.X.Values {
 			fmt.Fprintf(w, "%6d", x)
@@ -586,10 +603,12 @@ func cellText(g viz.SweepGrid, x, y int, inv string) string {
 		}
 		return "?"
 	}
-	return "-" // another shard's point
+	return "-" // not searched here: another shard's point, or the sweep stopped before it
 }
 
-func sweepHowFar(ctx context.Context, g viz.SweepGrid) string {
+// sweepHowFar says how far a sweep that is incomplete got, and why it is:
+// stopped (sweepResult.Stopped) or, when that is "", its points' budgets.
+func sweepHowFar(stopped string, g viz.SweepGrid) string {
 	n := 0
 	for _, c := range g.Cells {
 		if c.Verdict == viz.VerdictIncomplete {
@@ -597,9 +616,6 @@ func sweepHowFar(ctx context.Context, g viz.SweepGrid) string {
 		}
 	}
 	total := len(g.X.Values) * len(g.Y.Values) * len(g.Invariants)
-	why := "a point's budget was too small, or its bound never reached what the verdict depends on"
-	if ctx.Err() != nil {
-		why = stopCause(ctx)
-	}
+	why := cmp.Or(stopped, "a point's budget was too small, or its bound never reached what the verdict depends on")
 	return fmt.Sprintf("%d of %d cells searched, %d of them incomplete (%s)", len(g.Cells), total, n, why)
 }

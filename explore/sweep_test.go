@@ -281,19 +281,42 @@ func TestSweepOneAxisEveryParameterisedDesign(t *testing.T) {
 }
 
 // TestSweepCutShortIsIncomplete: a sweep stopped by --time before its
-// points are searched says incomplete and exits 3, in text and JSON.
+// points are searched says incomplete, why, and how many cells it
+// searched (none: the points it never reached were counted as searched),
+// and exits 3, in text and JSON; so does the merge of its shards when one
+// of them stopped.
 func TestSweepCutShortIsIncomplete(t *testing.T) {
+	dir := t.TempDir()
 	base := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..3", "--param", "ttl=1..3",
-		"--time", "1ns", "--out", t.TempDir()}, small...)
+		"--invariant", "fencing", "--out", dir}, small...)
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), base, &out, &errb, designs.All()); code != exitIncomplete || !strings.Contains(out.String(), "incomplete:") {
-		t.Errorf("exit %d, want 3 and incomplete\n%s%s", code, out.String(), errb.String())
+	code := run(context.Background(), append(base, "--time", "1ns"), &out, &errb, designs.All())
+	if want := "incomplete: 0 of 12 cells searched, 0 of them incomplete (time limit)"; code != exitIncomplete ||
+		!strings.Contains(out.String(), want) || !strings.Contains(out.String(), "; - not searched)") {
+		t.Errorf("exit %d, want 3 and %q\n%s%s", code, want, out.String(), errb.String())
 	}
 	out.Reset()
-	code := run(context.Background(), append(base, "--json"), &out, &errb, designs.All())
+	code = run(context.Background(), append(base, "--time", "1ns", "--json"), &out, &errb, designs.All())
 	var res sweepResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != exitIncomplete || res.Complete {
-		t.Errorf("--json: exit %d, complete %v, %v", code, res.Complete, err)
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != exitIncomplete || res.Complete ||
+		res.Stopped != "time limit" || len(res.Grid.Cells) != 0 {
+		t.Errorf("--json: exit %d, complete %v, stopped %q, %d cells, %v", code, res.Complete, res.Stopped, len(res.Grid.Cells), err)
+	}
+
+	var files []string
+	for i, extra := range [][]string{nil, {"--time", "1ns"}} {
+		out.Reset()
+		run(context.Background(), append(append(base, "--json", "--shard", []string{"0/2", "1/2"}[i]), extra...), &out, &errb, designs.All())
+		f := filepath.Join(dir, []string{"a.json", "b.json"}[i])
+		if err := os.WriteFile(f, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	out.Reset()
+	code = run(context.Background(), append([]string{"merge", "--out", dir}, files...), &out, &errb, designs.All())
+	if want := "incomplete: 6 of 12 cells searched, 0 of them incomplete (time limit)"; code != exitIncomplete || !strings.Contains(out.String(), want) {
+		t.Errorf("merge: exit %d, want 3 and %q\n%s%s", code, want, out.String(), errb.String())
 	}
 }
 
