@@ -80,7 +80,7 @@ func TestLostOutputIsAnError(t *testing.T) {
 // TestSearchReportsADesignFault: a design whose decision returns a reply
 // code none of its own makes search say so, with the run to it (random) or
 // the step (bfs), exit 1 and "fault" in --json; not a Go panic, nor a
-// proof.
+// proof; and so does the merge of a split search.
 func TestSearchReportsADesignFault(t *testing.T) {
 	faulty := spec.Variant{Name: "faulty", Summary: "Check answers 42 to a stale write", Design: model.Design{
 		Check: func(v model.SinkView, w model.Msg) uint8 {
@@ -108,6 +108,26 @@ func TestSearchReportsADesignFault(t *testing.T) {
 		code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitViolation || res.Complete || res.Fault == nil {
 			t.Errorf("%s --json: exit %d, %v, %+v", c.mode, code, err, res)
+		}
+		// The merge of a split search where a job met the fault says so
+		// too (it said only that the job stopped early).
+		var files []string
+		for _, shard := range []string{"0/2", "1/2"} {
+			_, stdout, _ = exploreWith(t, cat, append(args, "--json", "--shard", shard)...)
+			f := filepath.Join(t.TempDir(), "job.json")
+			if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		code, stdout, stderr = exploreWith(t, cat, append([]string{"merge"}, files...)...)
+		if code != exitViolation || !strings.Contains(stdout, "faulty: the design's decision failed in job ") {
+			t.Errorf("%s merge: exit %d\n%s%s", c.mode, code, stdout, stderr)
+		}
+		res.Fault = nil
+		code, stdout, _ = exploreWith(t, cat, append([]string{"merge", "--json"}, files...)...)
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitViolation || res.Complete || res.Fault == nil {
+			t.Errorf("%s merge --json: exit %d, %v, %+v", c.mode, code, err, res)
 		}
 	}
 	// A sweep's point where the design fails is no verdict: incomplete,

@@ -32,6 +32,7 @@ type searchResult struct {
 	BFS       *checker.BFSResult `json:"bfs"`
 	Proof     *proof             `json:"proof"` // bfs: what the job proves (none: it is one job)
 	RunIndex  *int               `json:"runIndex"`
+	Fault     *checker.Fault     `json:"fault"` // the design's decision failed: no verdict
 	Violation *struct {
 		Invariant  string `json:"invariant"`
 		Operations int    `json:"operations"`
@@ -108,6 +109,19 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		}
 		if stopped {
 			incomplete = append(incomplete, fmt.Sprintf("%d/%d", j.Shard.I, max(j.Shard.N, 1)))
+		}
+	}
+	// A job where the design's decision failed has no verdict, and neither
+	// has the whole search: it ends as that job did (exit 1).
+	for _, j := range jobs {
+		if f := j.Fault; f != nil {
+			job := fmt.Sprintf("%d/%d", j.Shard.I, max(j.Shard.N, 1))
+			out["fault"], out["faultJob"], out["complete"] = f, job, false
+			if *jsonOut {
+				return exitViolation, writeJSON(stdout, out)
+			}
+			fmt.Fprintf(stdout, "%s: the design's decision failed in job %s: %s\n", first.Variant, job, f.Cause)
+			return exitViolation, nil
 		}
 	}
 	vacuous := reached.Missing(v.Scenes())
