@@ -85,3 +85,58 @@ func TestDesignFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestSinkAsksTheSchedulerInAStepOfItsOwn: only the Check of a two-step
+// write sees the coordinator's lease record (model.SinkView.Lease); a
+// one-step Check, and Commit, see the zero Lease. Before, a one-step Check
+// that accepted a write while the scheduler's table named its writer was
+// proven safe — absolute-validity included — though a real target that
+// asks the scheduler writes after the answer, and a takeover can come
+// between.
+func TestSinkAsksTheSchedulerInAStepOfItsOwn(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
+	sees := func(v model.SinkView) bool { return v.Lease != (model.Lease{}) }
+	asks := func(v model.SinkView, w model.Msg) uint8 {
+		if model.RefOwns(v.Lease, w) && v.Lease.Left > 0 {
+			return model.RepOK
+		}
+		return model.RepFenced
+	}
+	for _, d := range []struct {
+		name   string
+		design model.Design
+		fault  bool // the Check or Commit saw a lease (it panics if it does)
+	}{
+		{"one step", model.Design{Check: func(v model.SinkView, w model.Msg) uint8 {
+			if sees(v) {
+				panic("a one-step Check saw the lease")
+			}
+			return asks(v, w)
+		}}, false},
+		{"two steps, Commit", model.Design{Check: asks, Commit: func(v model.SinkView, w model.Msg) uint8 {
+			if sees(v) {
+				panic("a Commit saw the lease")
+			}
+			return model.RepOK
+		}}, false},
+		{"two steps, Check", model.Design{Check: func(v model.SinkView, w model.Msg) uint8 {
+			if sees(v) {
+				panic("the two-step Check saw the lease")
+			}
+			return asks(v, w)
+		}, Commit: func(model.SinkView, model.Msg) uint8 { return model.RepOK }}, true},
+	} {
+		m := newMachine(t, c, d.design)
+		r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers})
+		if (r.Fault != nil) != d.fault || !d.fault && r.Stopped != StopComplete {
+			t.Errorf("%s: fault %+v, stopped %v", d.name, r.Fault, r.Stopped)
+		}
+	}
+	// The one-step form writes nothing ever (its Check never sees its
+	// writer as the holder): safe, and the progress check says it is
+	// stuck everywhere, as a design that rejects every write must be.
+	m := newMachine(t, progressStuck, model.Design{Check: asks})
+	if p := Progress(context.Background(), m, ProgressOptions{Extra: 1, MaxStates: progressLimit}); p.Err != nil || !p.Complete || p.Stuck != p.States {
+		t.Errorf("progress of the one-step form: err %v, complete %v (%s, %d states), stuck %d", p.Err, p.Complete, p.Stopped, p.States, p.Stuck)
+	}
+}

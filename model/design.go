@@ -170,6 +170,12 @@ type SinkView struct {
 	U     Regs  // the sink's registers for the resource
 	// Lease is the coordinator's record of the resource (replica 0), for a
 	// design whose target asks the scheduler instead of checking a fence.
+	// Only the Check of a two-step write (Commit set) sees it: a real
+	// target asks over the network and writes afterwards, so a takeover
+	// can come between the answer and the write, which the second step
+	// lets happen. A one-step Check, Commit and Accepted see the zero
+	// Lease: nothing reads the scheduler's table in the same atomic step
+	// as the write.
 	Lease Lease
 }
 

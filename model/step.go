@@ -584,10 +584,15 @@ func (st *stepper) release(msg *Msg) {
 	st.reply(msg, ReleaseRep, RepOK)
 }
 
-// view is what the sink's decisions see of resource r.
-func (st *stepper) view(r uint8) SinkView {
+// view is what the sink's decisions see of resource r: the coordinator's
+// lease record only when asking is a step of its own (SinkView.Lease).
+func (st *stepper) view(r uint8, ask bool) SinkView {
 	s := st.s
-	return SinkView{Fence: s.Sink.Fence[st.d.FenceOf(r)], U: s.Sink.U[r], Lease: s.Coord[0].Lease[r]}
+	v := SinkView{Fence: s.Sink.Fence[st.d.FenceOf(r)], U: s.Sink.U[r]}
+	if ask {
+		v.Lease = s.Coord[0].Lease[r]
+	}
+	return v
 }
 
 // write is the sink's write: the design's check, then (in the same step,
@@ -602,7 +607,7 @@ func (st *stepper) write(msg *Msg) {
 		st.store(msg) // the idempotency record answers before the token is looked at
 		return
 	}
-	if code := codeOf("Check", d.Check(st.view(msg.Res), *msg), checkCodes); code != RepOK {
+	if code := codeOf("Check", d.Check(st.view(msg.Res, d.Commit != nil), *msg), checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
 	}
@@ -618,7 +623,7 @@ func (st *stepper) write(msg *Msg) {
 
 // commit is the second step of a two-step write.
 func (st *stepper) commit(msg *Msg) {
-	if code := codeOf("Commit", st.d.Commit(st.view(msg.Res), *msg), checkCodes); code != RepOK {
+	if code := codeOf("Commit", st.d.Commit(st.view(msg.Res, false), *msg), checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
 	}
@@ -689,7 +694,7 @@ func (st *stepper) store(msg *Msg) {
 	st.applied(msg, code)
 	if code != RepConflict {
 		f := &s.Sink.Fence[st.d.FenceOf(msg.Res)]
-		*f, s.Sink.U[msg.Res] = st.d.Accepted(st.view(msg.Res), *msg)
+		*f, s.Sink.U[msg.Res] = st.d.Accepted(st.view(msg.Res, false), *msg)
 		st.fact = Fact{Kind: WriteAccepted, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant,
 			Scenes: st.fact.Scenes}
 	}
