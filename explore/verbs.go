@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -428,10 +430,12 @@ func save(dir, base string, h *history.History, cat []spec.Variant) (string, err
 
 // porcupinePages writes porcupine's own linearizability picture of every
 // resource whose sink operations have no linearization, beside the timeline
-// (base-porcupine-RESOURCE.html), and returns links to them.
+// (base-porcupine-NAME.html, NAME the resource's name made safe by
+// pageName), and returns links to them.
 func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz.Link, error) {
 	var links []viz.Link
 	done := map[string]bool{}
+	taken := map[string]bool{}
 	for _, v := range vs {
 		if v.Invariant != spec.LinearizableSink || done[v.Resource] {
 			continue
@@ -443,13 +447,46 @@ func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz
 		if err := porcupine.Visualize(model, info, &b); err != nil {
 			return nil, err
 		}
-		path := fmt.Sprintf("%s-porcupine-%s.html", base, v.Resource)
+		path := base + "-porcupine-" + pageName(v.Resource, taken) + ".html"
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-		links = append(links, viz.Link{Text: "porcupine's linearizability picture of " + v.Resource, Href: filepath.Base(path)})
+		href := (&url.URL{Path: filepath.Base(path)}).String() // a # or ? in OUT's name is part of the file's
+		links = append(links, viz.Link{Text: "porcupine's linearizability picture of " + v.Resource, Href: href})
 	}
 	return links, nil
+}
+
+// pageName turns a resource's name, which may hold any character (jobs/42,
+// ../x), into a part of a file name: ASCII letters, digits, '-', '_' and '.'
+// are kept, anything else becomes '_', a leading '.' too, and the result is
+// cut to 64 bytes. When that changed the name, or the name is taken
+// already (compared ignoring case, for case-insensitive file systems), it
+// gets the hash of the resource's name as a suffix (-1a2b3c4d), then -2,
+// -3, ... while still taken. taken records the names given; the same
+// resources in the same order get the same names.
+func pageName(resource string, taken map[string]bool) string {
+	b := []byte(resource)
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	for i, c := range b {
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	name := string(b)
+	if name != resource || name == "" || taken[strings.ToLower(name)] {
+		f := fnv.New32a()
+		f.Write([]byte(resource))
+		name = fmt.Sprintf("%s-%08x", name, f.Sum32())
+	}
+	for i, n := 2, name; taken[strings.ToLower(name)]; i++ {
+		name = fmt.Sprintf("%s-%d", n, i)
+	}
+	taken[strings.ToLower(name)] = true
+	return name
 }
 
 // laneNames names porcupine's lanes: porcupine labels each with its client

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"hash/fnv"
+	"html"
 	"maps"
 	"math"
 	"slices"
@@ -271,18 +272,25 @@ func sinkModel(partial bool, grantOp string) porcupine.Model {
 			return h
 		},
 		DescribeOperation: func(input, output any) string { return describeSinkOp(input.(SinkInput), output.(SinkOutput)) },
-		DescribeState:     func(state any) string { return describeSinkState(state.(sinkState)) },
+		// porcupine's viewer inserts these two as HTML (a tooltip's
+		// innerHTML), the operation's description as text.
+		DescribeState: func(state any) string { return html.EscapeString(describeSinkState(state.(sinkState))) },
 		DescribeOperationMetadata: func(info any) string {
-			m, ok := info.(opMeta)
-			switch {
-			case !ok:
-				return ""
-			case m.end < 0:
-				return fmt.Sprintf("%s: event %d", m.process, m.inv)
+			if m, ok := info.(opMeta); ok {
+				return html.EscapeString(describeOpMeta(m))
 			}
-			return fmt.Sprintf("%s: events %d-%d", m.process, m.inv, m.end)
+			return ""
 		},
 	}
+}
+
+// describeOpMeta names an operation's process and events, e.g. "w1: events
+// 4-5" (one event when its outcome is unknown).
+func describeOpMeta(m opMeta) string {
+	if m.end < 0 {
+		return fmt.Sprintf("%s: event %d", m.process, m.inv)
+	}
+	return fmt.Sprintf("%s: events %d-%d", m.process, m.inv, m.end)
 }
 
 // SinkModel is porcupine's sequential specification of the article's
@@ -306,6 +314,10 @@ func sinkModel(partial bool, grantOp string) porcupine.Model {
 // partial: nothing is known of the fence and results at the start (the
 // history's header says "partial": true); otherwise the fence starts at 0
 // and no result is stored. Step is pure.
+//
+// DescribeState and DescribeOperationMetadata return HTML (the text with
+// <, >, &, ' and " escaped), which porcupine's viewer inserts as HTML;
+// DescribeOperation returns plain text, which it inserts as text.
 func SinkModel(partial bool) porcupine.Model { return sinkModel(partial, history.Advance) }
 
 // EndToEndModel is porcupine's specification of the ideal end-to-end object
@@ -314,7 +326,8 @@ func SinkModel(partial bool) porcupine.Model { return sinkModel(partial, history
 // makes it the fence; a write is accepted iff its token is the current one,
 // with the same result rules as SinkModel; read as in SinkModel. A history is
 // linearizable under it when the protocol as a whole behaved like that
-// object. Build its operations with EndToEndOperations.
+// object. Build its operations with EndToEndOperations. Its descriptions
+// are HTML or text as SinkModel's.
 func EndToEndModel(partial bool) porcupine.Model { return sinkModel(partial, history.Acquire) }
 
 func partitionByResource(ops []porcupine.Operation) [][]porcupine.Operation {

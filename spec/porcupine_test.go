@@ -2,8 +2,9 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
-	"github.com/fencecheck/fencecheck/history/simulate"
+	"html"
 	"reflect"
 	"runtime"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/history/simulate"
 )
 
 func TestEndToEndModel(t *testing.T) {
@@ -226,5 +228,114 @@ func TestGeneratedHistoryHasNoFalseAlarm(t *testing.T) {
 	runtime.GOMAXPROCS(prev)
 	if !reflect.DeepEqual(one, rep) {
 		t.Error("the report depends on GOMAXPROCS")
+	}
+}
+
+// hostile is a string that runs script wherever a page inserts it as HTML
+// rather than as text.
+const hostile = `<img src=x onerror="alert(1)">'&`
+
+// hostileHistory has hostile strings in every field that reaches porcupine's
+// picture of the resource: process names, the resource, result ids,
+// payloads, a failed read's error. Its sink has no linearization (the read
+// returns a payload never written), so porcupine draws partial
+// linearizations and the states they reach.
+func hostileHistory(t *testing.T) (h *history.History, resource string) {
+	t.Helper()
+	q := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	r := strings.NewReplacer("W1", q("w1"+hostile), "R1", q("reader"+hostile), "RES", q("job/"+hostile),
+		"RID", q("r"+hostile), "PAY", q("p"+hostile), "ERR", q("broken"+hostile))
+	return parse(t, r.Replace(`{"time":0,"process":W1,"type":"invoke","f":"acquire","resource":RES,"value":{"owner":W1,"incarnation":1,"requestId":"a1","ttl":100}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":RES,"value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":RES,"value":{"token":1}}
+{"time":0,"process":W1,"type":"ok","f":"acquire","resource":RES,"value":{"token":1}}
+{"time":1,"process":W1,"type":"invoke","f":"write","resource":RES,"value":{"token":1,"resultId":RID,"payload":PAY}}
+{"time":1,"process":W1,"type":"ok","f":"write","resource":RES,"value":{"outcome":"written"}}
+{"time":2,"process":R1,"type":"invoke","f":"read","resource":RES,"value":{"resultId":RID}}
+{"time":2,"process":R1,"type":"fail","f":"read","resource":RES,"value":{"error":ERR}}
+{"time":3,"process":R1,"type":"invoke","f":"read","resource":RES,"value":{"resultId":RID}}
+{"time":3,"process":R1,"type":"ok","f":"read","resource":RES,"value":{"payload":PAY}}
+{"time":4,"process":R1,"type":"invoke","f":"read","resource":RES,"value":{"resultId":RID}}
+{"time":4,"process":R1,"type":"ok","f":"read","resource":RES,"value":{"payload":"other"}}
+`)), "job/" + hostile
+}
+
+// porcupinePageData is the data porcupine's viewer draws, as embedded in
+// its page.
+type porcupinePageData struct {
+	Partitions []struct {
+		History []struct {
+			Description, Metadata string
+		}
+		PartialLinearizations [][]struct{ StateDescription string }
+	}
+	Annotations []struct{ Tag, Description, Details, TextColor, BackgroundColor string }
+}
+
+// porcupinePage decodes the data embedded in a page porcupine.Visualize
+// wrote (the JSON after "const data = ").
+func porcupinePage(t *testing.T, page []byte) porcupinePageData {
+	t.Helper()
+	_, rest, ok := bytes.Cut(page, []byte("const data = "))
+	if !ok {
+		t.Fatal("porcupine's page embeds no data")
+	}
+	var d porcupinePageData
+	if err := json.NewDecoder(bytes.NewReader(rest)).Decode(&d); err != nil {
+		t.Fatalf("porcupine's embedded data: %v", err)
+	}
+	return d
+}
+
+// TestPorcupineVisualizeEscapesHistoryStrings: porcupine's viewer puts each
+// operation's Metadata and each state's StateDescription into a tooltip as
+// HTML (innerHTML), so the model escapes them: process names, result ids and
+// payloads from the history must not open a tag there. (Descriptions,
+// annotations and lane names are set as text: escaping them would show
+// "&lt;".)
+func TestPorcupineVisualizeEscapesHistoryStrings(t *testing.T) {
+	h, resource := hostileHistory(t)
+	m, res, info := SinkLinearization(h, resource, 0)
+	if res != porcupine.Illegal {
+		t.Fatalf("result %v, want Illegal", res)
+	}
+	var out bytes.Buffer
+	if err := porcupine.Visualize(m, info, &out); err != nil {
+		t.Fatal(err)
+	}
+	d := porcupinePage(t, out.Bytes())
+	var htmls []string // the strings the viewer inserts as HTML
+	for _, p := range d.Partitions {
+		for _, e := range p.History {
+			htmls = append(htmls, e.Metadata)
+			if strings.Contains(e.Description, "&lt;") || strings.Contains(e.Description, "&#") {
+				t.Errorf("description %q is escaped, but the viewer shows it as text", e.Description)
+			}
+		}
+		for _, lin := range p.PartialLinearizations {
+			for _, s := range lin {
+				htmls = append(htmls, s.StateDescription)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range htmls {
+		if strings.ContainsAny(s, `<>"'`) {
+			t.Errorf("%q goes into the page as HTML unescaped", s)
+		}
+		for _, who := range []string{"w1", "reader", `"r`, `"p`} { // process names, a result id, a payload (quoted)
+			if strings.Contains(html.UnescapeString(s), who+`<img src=x onerror=`) {
+				seen[who] = true
+			}
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("the hostile strings do not all reach the HTML strings (found %d of 4): the test proves nothing", len(seen))
 	}
 }
