@@ -28,12 +28,16 @@ func (c *resCtx) grantTTL(i int) int64 {
 // have been granted for); lo 0 and hi inf when neither is known.
 //
 // Only grants that may have taken effect before the renew count (first
-// attempted before its completion); with none, the ttl is unknown.
+// attempted before its ok; an info or open renew may take effect at any
+// later instant, so every grant); with none, the ttl is unknown.
 func (c *resCtx) renewTTL(i int) (lo, hi int64) {
 	if t := c.in(i).TTL; t > 0 {
 		return t, t
 	}
 	end := c.ops[i].end
+	if c.ops[i].res != history.OK {
+		end = -1
+	}
 	lo, hi = inf, negInf
 	for _, g := range c.tokenGrants[c.in(i).Token] {
 		if gg := c.grants[g]; end < 0 || gg.from < end {

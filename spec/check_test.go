@@ -195,6 +195,33 @@ func TestExclusiveLease(t *testing.T) {
 `)
 }
 
+// TestInfoRenewTakesAGrantsTTL: a renew with no ttl of its own whose
+// outcome is unknown may take effect after its info line, so its ttl is
+// that of any grant of its token, as an open renew's is: w1's renew at 0
+// can only extend token 1 (granted at 1 for 10), which is then certainly
+// valid when w2 is granted token 2 at 5. (Its info line made it count only
+// grants before it, of which there were none: its ttl read as unknown, and
+// the overlap was missed.)
+func TestInfoRenewTakesAGrantsTTL(t *testing.T) {
+	const rest = `{"time":1,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":1,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":1,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":5,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
+{"time":5,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":5,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":5,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+`
+	const renew = `{"time":0,"process":"w0","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1}}
+`
+	open := expect(t, renew+rest, ExclusiveLease)
+	info := expect(t, renew+`{"time":0,"process":"w0","type":"info","f":"renew","resource":"job","value":{}}
+`+rest, ExclusiveLease)
+	if a, b := open.Violations[0].Message, info.Violations[0].Message; a != b || a != "leases token=1 (w1/1) and token=2 (w2/1) were both certainly valid during [5, 11)" {
+		t.Errorf("open renew: %q\ninfo renew: %q", a, b)
+	}
+}
+
 func TestTokenMonotonic(t *testing.T) {
 	// volatile-counter: after the coordinator restarts, its counter starts
 	// again and token 1 is granted after token 2 was. (Partial: the fence
