@@ -311,9 +311,9 @@ func TestSweepRefusesBeforeSearching(t *testing.T) {
 	}
 }
 
-// TestRealRefusesBeforeWriting: a --ttl below the lease services' 1ms,
-// --endpoints with the built-in lease and counts out of range are usage
-// errors naming the flag, before --out is written (the first named no flag
+// TestRealRefusesBeforeWriting: a --ttl below the lease services' 1ms (or
+// not whole seconds, for etcd), --endpoints with the built-in lease, counts
+// out of range and a --run-timeout of 0 are usage errors naming the flag, before --out is written (the first named no flag
 // after making the run's folder; the second was ignored; --resources 0 ran
 // with 2, --workers 1000000 started them).
 func TestRealRefusesBeforeWriting(t *testing.T) {
@@ -328,6 +328,11 @@ func TestRealRefusesBeforeWriting(t *testing.T) {
 		{[]string{"--tasks", "1001"}, "--tasks 1001: want 1 to 1000"},
 		{[]string{"--workers", "1000000"}, "want at most 1000 goroutine and 64 process workers"},
 		{[]string{"--procs", "65"}, "want at most 1000 goroutine and 64 process workers"},
+		// etcd grants whole seconds (rounded up): a 100ms ttl ran on 1 s
+		// leases that the pauses, 2 to 3 times 100ms, never outlasted.
+		{[]string{"--lease", "etcd", "--ttl", "100ms"}, "--ttl 100ms: etcd's leases are whole seconds, at least 1s"},
+		{[]string{"--lease", "etcd", "--ttl", "1500ms"}, "--ttl 1.5s: etcd's leases are whole seconds"},
+		{[]string{"--run-timeout", "0s"}, "--run-timeout 0s: want a positive duration"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, _, stderr := explore(t, append([]string{"real", "--runs", "1", "--out", out}, c.args...)...)

@@ -53,7 +53,9 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fs.IntVar(&cfg.Resources, "resources", 2, "resources (leases and fences), 1 to 1000")
 	fs.IntVar(&cfg.Runs, "runs", 10, "runs")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the driver's choices (run i uses seed+i)")
-	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms)")
+	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms; etcd: whole seconds)")
+	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", 30*time.Second, "the longest each resource's linearizability check of a run may take: a run not fully checked makes the campaign incomplete, and its history is kept")
+	fs.DurationVar(&cfg.RunTimeout, "run-timeout", 2*time.Minute, "the longest a run may take: a run still going then ends early (runs take a few ttls per task: a long --ttl needs more)")
 	pause := fs.Float64("pause", 0.2, "chance of a pause at each pause point, from 0 (no pauses) to 1")
 	fs.BoolVar(&cfg.StopAtFirst, "stop", false, "stop at the first run that violates an invariant")
 	fault := fs.String("fault", faultNone, "a fault mid-run: none, leader-kill or leader-restart (etcd), server-kill (etcd, redis)")
@@ -62,7 +64,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource, 1 to 1000")
 	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
 	tick := fs.Duration("tick", 10*time.Millisecond, "with --schedule only: the real length of one model tick")
-	out := fs.String("out", "explore-out", "folder for the histories of violating runs (each run's history is written there as it happens, and kept if it violates or ends early)")
+	out := fs.String("out", "explore-out", "folder for the histories (each run's is written as it happens into OUT/real-LEASE-DB-SINK, or -2, -3, ... when that holds an earlier campaign's, and kept if it violates, ends early or is not fully checked; with --schedule, OUT/replay-DB)")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -98,6 +100,14 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		return 0, usagef("--tick 0s: want the positive length of a model tick")
 	case cfg.TTL != 0 && cfg.TTL < time.Millisecond:
 		return 0, usagef("--ttl %v: want at least 1ms (0: the lease service's default)", cfg.TTL)
+	case cfg.Lease == realdb.Etcd && cfg.TTL%time.Second != 0:
+		// etcd would grant it rounded up, and the pauses, sized from the ttl
+		// asked for, would never outlast the lease granted.
+		return 0, usagef("--ttl %v: etcd's leases are whole seconds, at least 1s", cfg.TTL)
+	case cfg.CheckTimeout <= 0:
+		return 0, usagef("--check-timeout %v: want a positive duration", cfg.CheckTimeout)
+	case cfg.RunTimeout <= 0:
+		return 0, usagef("--run-timeout %v: want a positive duration (the longest a run may take)", cfg.RunTimeout)
 	case *endpoints != "" && cfg.Lease == realdb.Builtin:
 		return 0, usagef("--endpoints %s: the built-in lease runs in this process; --endpoints is for --lease etcd or redis", *endpoints)
 	}
@@ -123,8 +133,8 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	if *schedule != "" {
 		return runSchedule(ctx, *schedule, cfg, *tick, *out, *jsonOut, stdout)
 	}
-	dir := filepath.Join(*out, "real-"+cfg.Lease+"-"+cfg.DB+"-"+cfg.Sink)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := campaignDir(filepath.Join(*out, "real-"+cfg.Lease+"-"+cfg.DB+"-"+cfg.Sink))
+	if err != nil {
 		return 0, err
 	}
 	cfg.Out = dir
@@ -142,8 +152,12 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	res, runErr := realdb.Run(ctx, cfg)
 	code := exitOK
 	var files []string
+	var unknownRuns []int
 	for _, r := range res.Runs {
-		if !r.Caught() && r.Err == nil {
+		if len(r.Report.Unknown) > 0 {
+			unknownRuns = append(unknownRuns, r.Run+1)
+		}
+		if !r.Caught() && r.Err == nil && len(r.Report.Unknown) == 0 {
 			continue
 		}
 		if r.Caught() {
@@ -172,16 +186,18 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	if runErr != nil && len(res.Runs) == 0 && ctx.Err() == nil {
 		return 0, runErr
 	}
-	if runErr != nil && code == exitOK {
+	// A run whose check ran out of time has no verdict on what it did not
+	// check: the campaign is incomplete too (a violation found stands).
+	if (runErr != nil || res.Unknown > 0) && code == exitOK {
 		code = exitIncomplete
 	}
 	if *jsonOut {
 		j := map[string]any{"lease": cfg.Lease, "db": cfg.DB, "sink": cfg.Sink, "fault": *fault, "runs": len(res.Runs),
-			"budget": cfg.Runs, "complete": runErr == nil,
-			"caught": res.Caught, "firstCaught": res.FirstCaught, "unknown": res.Unknown, "caughtBy": byInvariant,
-			"elapsed": res.Elapsed.String(), "files": nonNil(files)}
+			"budget": cfg.Runs, "complete": runErr == nil && res.Unknown == 0,
+			"caught": res.Caught, "firstCaught": res.FirstCaught, "unknown": res.Unknown, "unknownRuns": nonNil(unknownRuns),
+			"caughtBy": byInvariant, "elapsed": res.Elapsed.String(), "folder": dir, "files": nonNil(files)}
 		if runErr != nil {
-			j["error"], j["stopped"] = runErr.Error(), realStopCause(ctx)
+			j["error"], j["stopped"] = runErr.Error(), realStopCause(ctx, runErr, cfg.RunTimeout)
 		}
 		return code, writeJSON(stdout, j)
 	}
@@ -207,11 +223,13 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 			fmt.Fprintf(stdout, "  run %d: %s on %s: %s\n", r.Run+1, v.Invariant, v.Resource, v.Message)
 		}
 	}
+	fmt.Fprintf(stdout, "  folder: %s\n", dir)
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  history: %s\n", f)
 	}
 	if res.Unknown > 0 {
-		fmt.Fprintf(stdout, "%d runs could not be fully checked in time (unknown)\n", res.Unknown)
+		fmt.Fprintf(stdout, "%d of %d runs not fully checked: the linearizability check ran out of time (%s); their histories are kept (explore check --timeout DURATION FILE checks one with more time)\n",
+			res.Unknown, len(res.Runs), runList(unknownRuns))
 	}
 	if runErr != nil {
 		// The run that failed was checked as far as it was recorded (its
@@ -228,29 +246,88 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 					done++
 				}
 			}
-			fmt.Fprintf(stdout, "incomplete: %d of %d runs done (%s); no violation found so far\n", done, cfg.Runs, realStopCause(ctx))
+			fmt.Fprintf(stdout, "incomplete: %d of %d runs done (%s)%s; no violation found so far\n", done, cfg.Runs,
+				realStopCause(ctx, runErr, cfg.RunTimeout), notChecked(res.Unknown))
 		}
+	} else if code == exitIncomplete {
+		fmt.Fprintf(stdout, "incomplete: %d of %d runs done%s; no violation found in what was checked\n", len(res.Runs), cfg.Runs, notChecked(res.Unknown))
 	}
 	return code, nil
+}
+
+// notChecked says how many runs' checks ran out of time, if any.
+func notChecked(unknown int) string {
+	if unknown == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d of them not fully checked", unknown)
+}
+
+// runList names runs by their numbers: "run 3", "runs 1, 2".
+func runList(runs []int) string {
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = fmt.Sprint(r)
+	}
+	if len(runs) == 1 {
+		return "run " + parts[0]
+	}
+	return "runs " + strings.Join(parts, ", ")
+}
+
+// campaignDir makes the folder of one explore real campaign: base
+// (OUT/real-LEASE-DB-SINK) when it is new or empty, else the first of
+// base-2, base-3, ... that is. A campaign never writes into an earlier
+// one's folder, whose kept histories (run-N.jsonl, run-N.html) it would
+// overwrite or remove.
+func campaignDir(base string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", err
+	}
+	for i := 1; ; i++ {
+		dir := base
+		if i > 1 {
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue // a file of that name: not ours to use
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		if len(entries) == 0 {
+			return dir, nil
+		}
+	}
 }
 
 // scheduleIgnores says, for each flag of explore real that a --schedule
 // replay does not use, why not: given with --schedule, it would be ignored,
 // and the user would believe it tested (--sink atomic, say).
 var scheduleIgnores = map[string]string{
-	"sink":      "the replay's sink is the one of the schedule's design (its header's variant)",
-	"workers":   "the schedule's processes are the workers",
-	"procs":     "the schedule's processes are the workers",
-	"resources": "the schedule's events name the resources",
-	"tasks":     "the schedule's events name the results",
-	"runs":      "the replay plays the schedule once",
-	"seed":      "the replay makes no random choice",
-	"ttl":       "the schedule's acquires and renews give the ttls (--tick scales them)",
-	"pause":     "the schedule's own pause events are its pauses",
-	"stop":      "the replay plays the schedule once",
-	"fault":     "the schedule's own fault lines are its faults",
-	"endpoints": "the replay runs on the built-in coordinator",
-	"keep":      "the replay always keeps its history",
+	"sink":          "the replay's sink is the one of the schedule's design (its header's variant)",
+	"workers":       "the schedule's processes are the workers",
+	"procs":         "the schedule's processes are the workers",
+	"resources":     "the schedule's events name the resources",
+	"tasks":         "the schedule's events name the results",
+	"runs":          "the replay plays the schedule once",
+	"seed":          "the replay makes no random choice",
+	"ttl":           "the schedule's acquires and renews give the ttls (--tick scales them)",
+	"pause":         "the schedule's own pause events are its pauses",
+	"stop":          "the replay plays the schedule once",
+	"fault":         "the schedule's own fault lines are its faults",
+	"endpoints":     "the replay runs on the built-in coordinator",
+	"keep":          "the replay always keeps its history",
+	"run-timeout":   "the replay plays the schedule's events at their ticks, to its end",
+	"check-timeout": "the replay checks its one history with a limit of its own (30s)",
 }
 
 // realFlagsUsed is a usage error naming the first flag given explicitly
@@ -277,10 +354,14 @@ func realFlagsUsed(fs *flag.FlagSet, schedule bool, db string) error {
 	return err
 }
 
-// realStopCause says why a real campaign ended early.
-func realStopCause(ctx context.Context) string {
-	if ctx.Err() != nil {
+// realStopCause says why a real campaign ended early: an interrupt, a run
+// that reached --run-timeout, or its machinery (runErr).
+func realStopCause(ctx context.Context, runErr error, runTimeout time.Duration) string {
+	switch {
+	case ctx.Err() != nil:
 		return stopCause(ctx)
+	case errors.Is(runErr, realdb.ErrRunTimeout):
+		return fmt.Sprintf("a run reached its time limit, --run-timeout %v: a long --ttl needs a longer one", runTimeout)
 	}
 	return "a run's machinery failed"
 }

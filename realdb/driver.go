@@ -54,7 +54,8 @@ type Config struct {
 	// a worker stops sooner when it has seen every task done.
 	Attempts int
 	// TTL is the length of a lease (default 20ms; etcd 1s, its minimum with
-	// fast elections; Redis 100ms). Pauses last 2 to 3 TTLs.
+	// fast elections; Redis 100ms). Pauses last 2 to 3 TTLs. With Etcd it is
+	// a whole number of seconds (etcd grants no other).
 	TTL time.Duration
 	// PauseProb is the chance that a worker is paused at each of its pause
 	// points: before renewing, before writing, and inside the sink's write
@@ -76,12 +77,15 @@ type Config struct {
 	// CheckTimeout bounds the linearizability check per resource (default
 	// 30s); a check that runs out is reported in Report.Unknown.
 	CheckTimeout time.Duration
-	// RunTimeout bounds one run (default 2 minutes).
+	// RunTimeout bounds one run (default 2 minutes): a run still going at
+	// its end ends early, its RunResult.Err wrapping ErrRunTimeout. Runs
+	// take a few ttls per task; a long TTL needs a longer RunTimeout.
 	RunTimeout time.Duration
 	// Out, if set, is a folder where each run's history is written line by
 	// line as it is recorded (run-N.jsonl), so that a crash leaves a valid
-	// prefix; a run's file is removed when the run ended cleanly with no
-	// unexpected violation, unless KeepAll.
+	// prefix; a run's file is removed when the run ended cleanly, was fully
+	// checked (nothing in Report.Unknown) and has no unexpected violation,
+	// unless KeepAll.
 	Out     string
 	KeepAll bool
 	// KillAfter, if positive, kills the first process worker with SIGKILL
@@ -89,6 +93,11 @@ type Config struct {
 	// recorded and its open operation left open.
 	KillAfter time.Duration
 }
+
+// ErrRunTimeout is the cause of a run that reached Config.RunTimeout: the
+// run ends early (RunResult.Err wraps ErrRunTimeout and says the limit),
+// and what it recorded until then is checked.
+var ErrRunTimeout = errors.New("the run reached its time limit")
 
 // Expected lists the invariants a history of the reference protocol may
 // violate: plain fencing does not promise absolute validity (a write after
@@ -135,7 +144,8 @@ type Result struct {
 	// Caught counts the runs with an unexpected violation; FirstCaught is
 	// the number (from 1) of the first, 0 if none.
 	Caught, FirstCaught int
-	// Unknown counts the runs whose check ran out of budget.
+	// Unknown counts the runs whose check ran out of budget (some
+	// invariant in their Report.Unknown), a run that ended early included.
 	Unknown int
 	Elapsed time.Duration
 }
@@ -197,6 +207,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("realdb: counts must not be negative")
 	case c.TTL < time.Millisecond:
 		return c, fmt.Errorf("realdb: ttl %v is below 1ms", c.TTL)
+	case c.Lease == Etcd && c.TTL%time.Second != 0:
+		// etcd would grant the ttl rounded up, and pauses, sized from the
+		// ttl asked for, would never outlast the lease.
+		return c, fmt.Errorf("realdb: ttl %v: etcd's leases are whole seconds, at least 1s", c.TTL)
+	case c.RunTimeout < 0:
+		return c, fmt.Errorf("realdb: run timeout %v is negative", c.RunTimeout)
 	case !slices.Contains(LeaseKinds, c.Lease):
 		return c, fmt.Errorf("realdb: unknown lease service %q (want one of %v)", c.Lease, LeaseKinds)
 	case c.Lease != Builtin && len(c.LeaseEndpoints) == 0:
@@ -230,6 +246,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err != nil {
 			// The machinery failed mid-run: the run's prefix is checked
 			// (res.Runs holds it), and the campaign stops here.
+			if len(r.Report.Unknown) > 0 {
+				res.Unknown++
+			}
 			if r.Caught() {
 				res.Caught++
 				if res.FirstCaught == 0 {
@@ -261,7 +280,8 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 	seed := cfg.Seed + uint64(run)
 	out = RunResult{Run: run, Seed: seed}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.RunTimeout,
+		fmt.Errorf("%w of %v", ErrRunTimeout, cfg.RunTimeout))
 	defer cancel()
 
 	sc := SinkConfig{DB: cfg.DB, Kind: cfg.Sink}
@@ -376,6 +396,12 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 	errMu.Lock()
 	runErr := errors.Join(append(causes(errs), rec.Err())...)
 	errMu.Unlock()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrRunTimeout) {
+		// The run's time ran out before anything else failed: the workers'
+		// "deadline exceeded" (or, for process workers, nothing at all)
+		// are its effects, the limit its cause.
+		runErr = errors.Join(cause, rec.Err())
+	}
 	out.History = rec.History()
 	out.Report = spec.Check(out.History, spec.Options{Timeout: cfg.CheckTimeout})
 	for _, v := range out.Report.Violations {
@@ -391,7 +417,7 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 			runErr = err
 		}
 		file.Close()
-		if !out.Caught() && runErr == nil && !cfg.KeepAll {
+		if !out.Caught() && runErr == nil && len(out.Report.Unknown) == 0 && !cfg.KeepAll {
 			os.Remove(file.Name())
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -185,24 +186,76 @@ func TestRunHistoryIsWellFormed(t *testing.T) {
 }
 
 // TestRunTimeout lets a run with process workers outlast its RunTimeout:
-// Run returns the error once every worker has been killed and reaped.
+// Run returns the error once every worker has been killed and reaped, and
+// the error says the run reached its time limit, naming it (it said only
+// what the limit did to each worker: "context deadline exceeded"). With
+// goroutine workers alone, too; the run's history is kept.
 func TestRunTimeout(t *testing.T) {
-	cfg := runConfig(SQLite, "", Atomic, 1, 5)
-	cfg.Workers, cfg.Procs, cfg.Attempts, cfg.Tasks = 1, 2, 1000, 50
-	// Paused twice for 2 to 3 ttls before every write: no write can end
-	// before 800 ms, and the run needs 100 of them. (With the default 20 ms
-	// ttl and 3 tasks a run could end, rarely, inside the deadline.)
-	cfg.PauseProb, cfg.TTL = 1, 200*time.Millisecond
-	cfg.RunTimeout = 500 * time.Millisecond
-	start := time.Now()
-	_, err := Run(context.Background(), cfg)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Run = %v, want the run's deadline", err)
+	for _, procs := range []int{2, 0} {
+		cfg := runConfig(SQLite, "", Atomic, 1, 5)
+		cfg.Workers, cfg.Procs, cfg.Attempts, cfg.Tasks = 1, procs, 1000, 50
+		if procs == 0 {
+			cfg.Workers = 3
+		}
+		// Paused twice for 2 to 3 ttls before every write: no write can end
+		// before 800 ms, and the run needs 100 of them. (With the default 20 ms
+		// ttl and 3 tasks a run could end, rarely, inside the deadline.)
+		cfg.PauseProb, cfg.TTL = 1, 200*time.Millisecond
+		cfg.RunTimeout = 500 * time.Millisecond
+		cfg.Out = t.TempDir()
+		start := time.Now()
+		res, err := Run(context.Background(), cfg)
+		if !errors.Is(err, ErrRunTimeout) || !strings.Contains(err.Error(), "time limit of 500ms") ||
+			strings.Contains(err.Error(), "deadline exceeded") {
+			t.Fatalf("procs %d: Run = %v, want the run's time limit, 500ms, and no worker's deadline", procs, err)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Fatalf("procs %d: Run took %v to give up", procs, d)
+		}
+		if len(res.Runs) != 1 || !errors.Is(res.Runs[0].Err, ErrRunTimeout) {
+			t.Fatalf("procs %d: runs %+v", procs, res.Runs)
+		}
+		if _, err := os.Stat(cfg.RunFile(0)); err != nil {
+			t.Errorf("procs %d: the history of the run that reached its limit: %v", procs, err)
+		}
+		t.Log(err)
 	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Fatalf("Run took %v to give up", d)
+}
+
+// TestUnknownRunsAreKept: a run whose check ran out of time (CheckTimeout)
+// is counted in Result.Unknown and its history is kept, as one that was
+// caught; so is a run that ended early (it was counted only when it ended
+// cleanly, and its history removed).
+func TestUnknownRunsAreKept(t *testing.T) {
+	cfg := runConfig(SQLite, "", Atomic, 2, 1)
+	cfg.CheckTimeout, cfg.Out = time.Nanosecond, t.TempDir()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Log(err)
+	if res.Unknown != 2 {
+		t.Fatalf("%d runs unknown, want 2 (reports %v, %v)", res.Unknown, res.Runs[0].Report.Unknown, res.Runs[1].Report.Unknown)
+	}
+	for run := range 2 {
+		if _, err := os.Stat(cfg.RunFile(run)); err != nil {
+			t.Errorf("run %d not fully checked, its history removed: %v", run+1, err)
+		}
+	}
+	// A run that ends early (its time limit) and whose check runs out too.
+	cfg = runConfig(SQLite, "", Atomic, 1, 5)
+	cfg.Workers, cfg.Attempts, cfg.Tasks = 3, 1000, 50
+	cfg.PauseProb, cfg.TTL, cfg.RunTimeout = 0.3, 50*time.Millisecond, 1500*time.Millisecond
+	cfg.CheckTimeout = time.Nanosecond
+	res, err = Run(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("Run = nil, want the run's time limit")
+	}
+	if len(res.Runs) != 1 || len(res.Runs[0].Report.Unknown) == 0 {
+		t.Fatalf("the prefix's check did not run out: %+v", res.Runs)
+	}
+	if res.Unknown != 1 {
+		t.Errorf("a run that ended early and was not fully checked: Unknown %d, want 1", res.Unknown)
+	}
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -212,6 +265,10 @@ func TestConfigErrors(t *testing.T) {
 		{DB: Postgres},
 		{TTL: time.Microsecond},
 		{Workers: -1},
+		{RunTimeout: -time.Second},
+		// etcd grants whole seconds: these would run on leases of 1 s and 2 s.
+		{Lease: Etcd, LeaseEndpoints: []string{"127.0.0.1:1"}, TTL: 100 * time.Millisecond},
+		{Lease: Etcd, LeaseEndpoints: []string{"127.0.0.1:1"}, TTL: 1500 * time.Millisecond},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {
 			t.Errorf("Run(%+v) succeeded", cfg)

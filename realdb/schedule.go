@@ -416,8 +416,18 @@ func (w *replayWorker) handle(ctx context.Context, e history.Event) {
 	r.rec.Complete(w.open, t, v)
 	w.open = nil
 	if beyond {
-		note := fmt.Sprintf("%s's %s on %s (token %d), left open by the schedule, completed %s %s%s",
-			w.id, inv.F, inv.Resource, inv.Value.Token, t, v.Outcome, v.Error)
+		var note string
+		switch {
+		case inv.F == history.Acquire && t == history.OK: // an acquire names no token: its grant does
+			note = fmt.Sprintf("%s's acquire on %s, left open by the schedule, completed ok, granted token %d",
+				w.id, inv.Resource, v.Token)
+		case inv.F == history.Acquire:
+			note = fmt.Sprintf("%s's acquire on %s, left open by the schedule, completed %s %s",
+				w.id, inv.Resource, t, v.Error)
+		default:
+			note = fmt.Sprintf("%s's %s on %s (token %d), left open by the schedule, completed %s %s%s",
+				w.id, inv.F, inv.Resource, inv.Value.Token, t, v.Outcome, v.Error)
+		}
 		if inv.F == history.Write {
 			if f, _, err := w.sink.Raise(ctx, inv.Resource, 0); err == nil {
 				note += fmt.Sprintf(", the fence it saw %d, the fence now %d", v.Fence, f)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -169,5 +170,32 @@ func TestReplayRefusesWhatItCannotPlay(t *testing.T) {
 	split.Header.Config = []byte(strings.Replace(string(h.Header.Config), `"replicas":1`, `"replicas":2`, 1))
 	if _, err := Replay(context.Background(), &split, ReplayConfig{}); err == nil || !strings.Contains(err.Error(), "replicas 2") {
 		t.Errorf("two replicas: %v", err)
+	}
+}
+
+// TestReplayNotesTheGrantedToken: an acquire the schedule left open is let
+// go at its end, and its note names the token the real coordinator granted
+// (it said "(token 0)", the acquire's invocation's, which names none).
+func TestReplayNotesTheGrantedToken(t *testing.T) {
+	h, err := history.ReadFile(filepath.Join("..", "histories", "counterexamples", "check-then-write.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Replay(context.Background(), h, ReplayConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := regexp.MustCompile(`^w\d+'s acquire on \S+, left open by the schedule, completed ok, granted token [1-9]\d*$`)
+	found := false
+	for _, n := range res.Notes {
+		if strings.Contains(n, "acquire") && strings.Contains(n, "left open") {
+			found = true
+			if !granted.MatchString(n) {
+				t.Errorf("note %q does not name the granted token", n)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no note of an acquire left open: %q", res.Notes)
 	}
 }

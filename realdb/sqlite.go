@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/fencecheck/fencecheck/history"
 
@@ -35,8 +37,18 @@ CREATE TABLE IF NOT EXISTS results (
 	PRIMARY KEY (resource, result_id)
 );`
 
+// sqliteDSN is the URI that opens the database file at path. SQLite reads a
+// file: URI's path percent-decoded and ends it at the first '?' or '#', so
+// the path is escaped as a URI path (a '%', '?' or '#' in a folder's name
+// would otherwise open another file); an absolute path gets the empty
+// authority ("file:///..."), so that a path starting "//" is no host.
 func sqliteDSN(path string) string {
-	return "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)" +
+	uri := "file:"
+	if filepath.IsAbs(path) {
+		uri += "//"
+	}
+	return uri + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)" +
 		"&_pragma=synchronous(normal)&_txlock=immediate"
 }
 

@@ -165,10 +165,11 @@ func (ls *Lease) renew(ctx context.Context, r lease.Recording) error {
 // KeepAlive renews the lease every interval until ctx is done or a renew
 // finds the lease gone, recording each renew under process keepAliveProcess
 // (the holder's process name must not be used for it while the holder
-// records other operations: one operation open per process). A renew whose
-// answer does not come is recorded info and the loop goes on (the lease may
-// still be alive). It returns the error that says the lease is gone
-// (lease.ErrExpired, lease.ErrNotHolder), or nil when ctx is done.
+// records other operations: one operation open per process). Each renew
+// waits for its answer at most interval: one whose answer does not come by
+// then (etcd unreachable, no quorum) is recorded info and the loop goes on
+// (the lease may still be alive). It returns the error that says the lease
+// is gone (lease.ErrExpired, lease.ErrNotHolder), or nil when ctx is done.
 func (ls *Lease) KeepAlive(ctx context.Context, interval time.Duration, keepAliveProcess string) error {
 	r := ls.l.Recording
 	r.Holder.Process = keepAliveProcess
@@ -180,7 +181,12 @@ func (ls *Lease) KeepAlive(ctx context.Context, interval time.Duration, keepAliv
 			return nil
 		case <-t.C:
 		}
-		if err := ls.renew(ctx, r); err != nil {
+		// Without a bound a renew with no answer would wait for ctx's end
+		// (the client waits for a connection), and no renew would follow.
+		rctx, cancel := context.WithTimeout(ctx, interval)
+		err := ls.renew(rctx, r)
+		cancel()
+		if err != nil {
 			switch {
 			case ctx.Err() != nil:
 				return nil // cut by the end of ctx (recorded info)

@@ -77,3 +77,55 @@ func TestKeepAliveAndExpiry(t *testing.T) {
 		t.Fatalf("violations: %v", r.Violations)
 	}
 }
+
+// TestKeepAliveGoesOnWithoutAnswers: with etcd gone, each renew of the
+// keepalive loop gets no answer; it is recorded info after at most the
+// interval and the loop goes on renewing, as its doc says, until ctx ends
+// (the first renew waited for ctx's end, and no other was made).
+func TestKeepAliveGoesOnWithoutAnswers(t *testing.T) {
+	ctx := context.Background()
+	c, err := etcdcluster.Start(ctx, t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	rec := history.NewRecorder(history.Header{TimeUnit: "ns", Partial: true}, history.MonotonicClock(time.Nanosecond), nil)
+	l := &etcdlease.Locker{Client: cli, Recording: lease.Recording{Log: lease.RecorderLog(rec),
+		Holder: lease.Holder{Process: "a", Owner: "a", Incarnation: "1"}}}
+	la, err := l.TryAcquire(ctx, "job", "a-1", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // every member gone: no renew is answered
+	kctx, stop := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer stop()
+	start := time.Now()
+	if err := la.KeepAlive(kctx, 200*time.Millisecond, "a/keepalive"); err != nil {
+		t.Fatalf("KeepAlive = %v, want nil at ctx's end (the lease may still be alive)", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("KeepAlive returned after %v, ctx ended at 1.5 s", d)
+	}
+	invoked, info := 0, 0
+	for _, e := range rec.History().Events {
+		if e.Process != "a/keepalive" || e.F != history.Renew {
+			continue
+		}
+		switch e.Type {
+		case history.Invoke:
+			invoked++
+		case history.Info:
+			info++
+		default:
+			t.Errorf("a renew without etcd completed %s %v", e.Type, e.Value)
+		}
+	}
+	if invoked < 3 || info != invoked {
+		t.Fatalf("%d renews invoked, %d recorded info; want at least 3, each info", invoked, info)
+	}
+}
