@@ -182,7 +182,11 @@ func TestForgeryGuessesNoToken(t *testing.T) {
 // 81,453 and 286,053; before it delivered the coordinator's and the
 // sink's dead advance messages too, 65,870 and 232,286; before the network
 // stopped losing the advance a coordinator waits on (a model change, not
-// a reduction), 43,018 and 141,048. A count that rises means a reduction
+// a reduction), 43,018 and 141,048; before a worker's Holding byte (a
+// held write, which this bound's asynchronous network has none of) changed
+// the encoding that orders a state's orbit, so which member is stored and
+// which states a stored one subsumes, 33,715 and 114,203 (the unreduced
+// search is the same). A count that rises means a reduction
 // lost reach; one that falls must first be shown sound by
 // TestReductionsSound, then written here.
 func TestReducedStateCount(t *testing.T) {
@@ -191,8 +195,8 @@ func TestReducedStateCount(t *testing.T) {
 	for _, goroutines := range []int{1, 2} {
 		r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Goroutines: goroutines,
 			Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reductions})
-		if r.States != 33715 || r.Transitions != 114203 || r.Subsumed != 7315 || r.Stopped != StopComplete {
-			t.Errorf("%d goroutines: %d states, %d transitions, %d subsumed, %s; want 33715, 114203, 7315, complete",
+		if r.States != 33622 || r.Transitions != 114190 || r.Subsumed != 7267 || r.Stopped != StopComplete {
+			t.Errorf("%d goroutines: %d states, %d transitions, %d subsumed, %s; want 33622, 114190, 7267, complete",
 				goroutines, r.States, r.Transitions, r.Subsumed, r.Stopped)
 		}
 	}

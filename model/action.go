@@ -57,7 +57,10 @@ type Action struct {
 	Replica uint8
 	Skew    int8
 	Token   uint8 // Forge: the made-up token
-	Msg     Msg
+	// Hold (Write): the worker pauses after deciding to write, before the
+	// request leaves (Worker.Holding); text form "write w=N held".
+	Hold bool
+	Msg  Msg
 }
 
 var msgKindNames = [...]string{"", "acquire-req", "acquire-rep", "renew-req", "renew-rep",
@@ -88,6 +91,9 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " w=%d", a.Worker)
 	case Write, Timeout, Pause, Resume, Crash:
 		fmt.Fprintf(&b, " w=%d", a.Worker)
+		if a.Hold {
+			b.WriteString(" held")
+		}
 	case Forge:
 		fmt.Fprintf(&b, " w=%d tok=%d", a.Worker, a.Token)
 	case SetClock:
@@ -146,8 +152,12 @@ func ParseAction(s string) (Action, error) {
 		words = words[1:]
 	}
 	for _, w := range words {
-		if w == "live" {
+		switch {
+		case w == "live" && (a.Kind == Deliver || a.Kind == Drop || a.Kind == Duplicate):
 			a.Msg.Live = true
+			continue
+		case w == "held" && a.Kind == Write:
+			a.Hold = true
 			continue
 		}
 		k, v, ok := strings.Cut(w, "=")

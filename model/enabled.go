@@ -32,6 +32,9 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 					}
 					if m.Design.MayWrite(wk.U) {
 						buf = append(buf, Action{Kind: Write, Worker: w})
+						if c.Delay > 0 { // a pause between the check and the send
+							buf = append(buf, Action{Kind: Write, Worker: w, Hold: true})
+						}
 					}
 					if int(s.Forged) < c.Forgeries {
 						buf = m.forgeries(buf, w, wk.Token)
@@ -74,8 +77,8 @@ func (m *Machine) Enabled(s *State, buf []Action) []Action {
 		if m.deliverable(s, &msg) {
 			buf = append(buf, Action{Kind: Deliver, Msg: msg})
 		}
-		if msg.Kind == Commit {
-			continue // inside the sink: the network cannot touch it
+		if msg.Kind == Commit || held(s, &msg) {
+			continue // inside the sink, or not sent yet: the network cannot touch it
 		}
 		if int(s.Drops) < c.Drops && !awaited(s, &msg) {
 			buf = append(buf, Action{Kind: Drop, Msg: msg})
@@ -119,11 +122,19 @@ func (m *Machine) forgeries(buf []Action, w, held uint8) []Action {
 	return buf
 }
 
+// held reports whether msg is the write request a paused worker holds:
+// decided, not sent yet (Worker.Holding).
+func held(s *State, msg *Msg) bool {
+	return msg.Kind == WriteReq && msg.Live && s.Workers[msg.Worker].Holding
+}
+
 // deliverable reports whether delivering msg is possible now: a paused
-// worker takes no replies, and an acquire that would need a grant beyond the
-// config's bound waits.
+// worker takes no replies and sends no write it holds, and an acquire that
+// would need a grant beyond the config's bound waits.
 func (m *Machine) deliverable(s *State, msg *Msg) bool {
 	switch msg.Kind {
+	case WriteReq:
+		return !held(s, msg)
 	case AcquireRep, RenewRep, ReleaseRep, WriteRep, ReadRep:
 		return !s.Workers[msg.Worker].Paused
 	case AcquireReq:

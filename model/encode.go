@@ -134,9 +134,9 @@ func (m *Machine) Decode(b []byte, s *State) error {
 	nw, nr, nc := c.Workers, c.Resources, c.Replicas
 	d := decoder{b: b}
 	for w := 0; w < nw; w++ {
-		x, wk := d.take(13), &s.Workers[w]
+		x, wk := d.take(14), &s.Workers[w]
 		wk.Inc, wk.Ops, wk.Pending, wk.Res, wk.Token, wk.Grant, wk.Req = x[0], x[1], x[2], x[3], x[4], x[5], x[6]
-		wk.Paused, wk.PausedFor, wk.Skew, wk.U = d.bool(x[7]), x[8], int8(x[9]), regs(x[10:])
+		wk.Paused, wk.Holding, wk.PausedFor, wk.Skew, wk.U = d.bool(x[7]), d.bool(x[8]), x[9], int8(x[10]), regs(x[11:])
 	}
 	for rep := 0; rep < nc; rep++ {
 		co := &s.Coord[rep]

@@ -38,7 +38,8 @@ const (
 	// 0). Proof: a paused worker's only difference from a running one is
 	// that it takes no step and no reply; nothing else reads Paused (no
 	// tick waits on a pause or on a reply, PausedFor stays 0, a crash
-	// resumes the worker anyway). Striking every Pause and Resume from a run
+	// resumes the worker anyway, and no write is held: Action.Hold exists
+	// only under a bounded delay). Striking every Pause and Resume from a run
 	// leaves a run — each action was enabled with the worker paused, so it is
 	// enabled with it running — in which every action has the same effect
 	// and fact, and which is no longer.

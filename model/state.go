@@ -41,6 +41,13 @@ type Worker struct {
 	Grant   uint8 // ghost: which grant Token came from
 	Req     uint8 // sequence of the current acquire request
 	Paused  bool
+	// Holding: the worker paused between deciding to write and its write
+	// leaving (a pause between a lease check and the send). Its live write
+	// request is in Msgs but not sent yet: not deliverable, lost,
+	// duplicated or aging until the worker resumes (or crashes, when it
+	// leaves just before). Only under Config.Delay: in an asynchronous
+	// network a held write is a write the network delays.
+	Holding bool
 	// PausedFor is the ticks the worker has been paused (counted only
 	// under Config.Pause) since a tick last passed with it running: pauses
 	// with no tick between them are one pause.

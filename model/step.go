@@ -158,6 +158,10 @@ func (st *stepper) do(a *Action) {
 			return history.Value{Token: int64(msg.Token), ResultID: resultID(msg.Res, w, msg.Key),
 				Payload: payload(msg.PW, msg.PT), HasPayload: true, Task: ResourceName(msg.Res)}
 		})
+		if a.Hold { // paused before the request leaves: it leaves when the worker resumes
+			wk.Paused, wk.Holding = true, true
+			st.rec.emit(worker(w), history.Info, history.Pause, 0, nil)
+		}
 	case Read:
 		wk.Ops++
 		wk.Pending, wk.Res = OpRead, a.Res
@@ -184,7 +188,7 @@ func (st *stepper) do(a *Action) {
 		wk.Paused = true
 		st.rec.emit(worker(w), history.Info, history.Pause, 0, nil)
 	case Resume:
-		wk.Paused = false // PausedFor runs on until a tick passes with the worker running
+		wk.Paused, wk.Holding = false, false // PausedFor runs on until a tick passes with the worker running; a held write leaves
 		st.rec.emit(worker(w), history.Info, history.Resume, 0, nil)
 	case Crash:
 		s.Crashes++
@@ -192,7 +196,7 @@ func (st *stepper) do(a *Action) {
 		st.giveUp(w)
 		st.rec.emit(worker(w), history.Info, history.Crash, 0, nil)
 		wk.Inc++
-		wk.Paused, wk.PausedFor = false, 0
+		wk.Paused, wk.Holding, wk.PausedFor = false, false, 0 // a held write left just before the crash
 		st.rec.emit(worker(w), history.Info, history.Restart, 0, nil)
 	case Restart:
 		s.Restarts++
@@ -373,7 +377,7 @@ func (st *stepper) tick() {
 	limit := m.ageCap()
 	for i := 0; i < int(s.NMsgs); i++ {
 		msg := &s.Msgs[i]
-		if (msg.Kind == AcquireReq || msg.Kind == RenewReq || m.Config.Delay > 0) && msg.Age < limit {
+		if (msg.Kind == AcquireReq || msg.Kind == RenewReq || m.Config.Delay > 0) && msg.Age < limit && !held(s, msg) {
 			msg.Age++
 		}
 	}

@@ -337,7 +337,7 @@ func (c *Canon) workerSigs(s *State, rsig *[MaxResources]uint64, sig *[MaxWorker
 			res = rsig[wk.Res]
 		}
 		sig[w] = mix(mix(pack(wk.Inc, wk.Ops, wk.Pending, wk.Token, wk.Grant, wk.Req, bit(wk.Paused), uint8(wk.Skew))) ^
-			mix(pack(wk.U.A, wk.U.B, uint8(wk.U.T), wk.PausedFor)) ^ res)
+			mix(pack(wk.U.A, wk.U.B, uint8(wk.U.T), wk.PausedFor, bit(wk.Holding))) ^ res)
 	}
 	for i := 0; i < int(s.NMsgs); i++ {
 		x := &s.Msgs[i]

@@ -161,6 +161,9 @@ func ActionText(a model.Action) string {
 	case model.Release:
 		return w + " releases its lease with " + c
 	case model.Write:
+		if a.Hold {
+			return w + " decides to send its result and pauses before it leaves (a GC pause between its check and the send)"
+		}
 		return w + " sends its result to the sink, with its token"
 	case model.Forge:
 		return w + " writes with a token it made up (" + strconv.Itoa(int(a.Token)) + ")"

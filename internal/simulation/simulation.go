@@ -51,7 +51,8 @@ func Skeleton(s *model.State) model.State {
 // Simulates reports whether v is u with no more of any fault budget spent,
 // requests no older (its messages matched to u's with the same other
 // fields; waiting acquires), ghost deadlines no earlier, some of u's dead
-// messages not in flight and some of u's paused workers running, and
+// messages not in flight and some of u's paused workers running (not one
+// holding a write, model.Worker.Holding, which both must hold alike), and
 // nothing else different.
 func Simulates(v, u *model.State) bool {
 	if v.Drops > u.Drops || v.Dups > u.Dups || v.Crashes > u.Crashes || v.Restarts > u.Restarts ||
