@@ -498,6 +498,8 @@ func TestMergeRefusesJobsOfDifferentProofs(t *testing.T) {
 		{[]string{"--depth", "4"}, "proof.reductions.depthBound"},
 		{[]string{"--invariant", "exclusive-lease"}, "proof.judged"},
 		{[]string{"--reduce=false"}, "proof.reductions.steps"},
+		{[]string{"--ttl", "2"}, `field "config"`},
+		{[]string{"--shard-depth", "3"}, `field "shard.depth"`},
 	} {
 		var files []string
 		for i, extra := range [][]string{nil, c.extra} {
@@ -512,6 +514,29 @@ func TestMergeRefusesJobsOfDifferentProofs(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, files[1]) || !strings.Contains(stderr, c.field) {
 			t.Errorf("jobs with %v: merge exit %d, want 2 naming %s and %s\n%s", c.extra, code, files[1], c.field, stderr)
 		}
+	}
+}
+
+// TestMergeNamesWhatIsMissing: a merge of too few jobs names the jobs
+// missing; a BFS job run with another --seed, which a BFS does not read,
+// is a job of the same search (both were refused, naming no job or field).
+func TestMergeNamesWhatIsMissing(t *testing.T) {
+	dir := t.TempDir()
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--json", "--out", dir, "--shard-depth", "2"}, tinyBFS...)
+	var files []string
+	for i := range 3 {
+		_, stdout, _ := explore(t, append(base, "--shard", fmt.Sprintf("%d/3", i), "--seed", fmt.Sprint(i+1))...)
+		f := filepath.Join(dir, fmt.Sprintf("job-%d.json", i))
+		if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if code, _, stderr := explore(t, "merge", files[0]); code != exitUsage || !strings.Contains(stderr, "1 result for a search split into 3 jobs: jobs 1/3, 2/3 missing") {
+		t.Errorf("one job of three: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := explore(t, append([]string{"merge"}, files...)...); code != exitOK {
+		t.Errorf("jobs of one BFS with different seeds: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 

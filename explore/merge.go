@@ -272,31 +272,61 @@ func (j *searchResult) budget() int {
 func sameSearch(jobs []searchResult, paths []string) error {
 	first := jobs[0]
 	n := max(first.Shard.N, 1)
-	if len(jobs) != n {
-		return usagef("%d results for a search split into %d jobs", len(jobs), n)
-	}
-	seen := make([]bool, n)
+	seen := map[int]bool{} // not a slice: an edited job's shard.n may be 2^40
 	for i, j := range jobs {
-		if j.Variant != first.Variant || j.Mode != first.Mode || j.Config != first.Config || j.Seed != first.Seed ||
-			j.budget() != first.budget() || max(j.Shard.N, 1) != n || j.Shard.Depth != first.Shard.Depth {
-			return usagef("%s: not a job of the same search as %s", paths[i], paths[0])
+		// The first field that differs from the first job's, named as in
+		// the JSON (a BFS ignores --seed: its jobs may differ there).
+		field := ""
+		switch {
+		case j.Variant != first.Variant:
+			field = "variant"
+		case j.Mode != first.Mode:
+			field = "mode"
+		case j.Config != first.Config:
+			field = "config"
+		case j.Mode != "bfs" && j.Seed != first.Seed:
+			field = "seed"
+		case j.budget() != first.budget():
+			field = "budget"
+		case max(j.Shard.N, 1) != n:
+			field = "shard.n"
+		case j.Shard.Depth != first.Shard.Depth:
+			field = "shard.depth"
+		}
+		if field != "" {
+			return usagef("%s: field \"%s\": not a job of the same search as %s", paths[i], field, paths[0])
 		}
 		if j.Proof != nil && first.Proof != nil {
 			if field := j.Proof.sameScope(first.Proof); field != "" {
 				return usagef("%s: field \"proof.%s\": not a job of the same search as %s (their --invariant, --unexpected, --depth or --reduce differ)", paths[i], field, paths[0])
 			}
 		}
-		if err := takeJob(seen, j.Shard.I, paths[i]); err != nil {
+		if err := takeJob(seen, n, j.Shard.I, paths[i]); err != nil {
 			return err
 		}
+	}
+	if len(jobs) != n {
+		var missing []string
+		for i := 0; i < n && len(missing) < 10; i++ {
+			if !seen[i] {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+			}
+		}
+		if len(missing) < n-len(jobs) {
+			missing = append(missing, "...")
+		}
+		results := fmt.Sprintf("%d results", len(jobs))
+		if len(jobs) == 1 {
+			results = "1 result"
+		}
+		return usagef("%s for a search split into %d jobs: %s missing", results, n, jobNames(missing))
 	}
 	return nil
 }
 
-// takeJob marks job i of len(given) given, read from path, or says why it
-// cannot be: it is not one of them, or was given before.
-func takeJob(given []bool, i int, path string) error {
-	n := len(given)
+// takeJob marks job i of n given, read from path, or says why it cannot
+// be: it is not one of them, or was given before.
+func takeJob(given map[int]bool, n, i int, path string) error {
 	switch {
 	case i < 0 || i >= n:
 		return usageError{fileError{path, fmt.Sprintf("field \"shard.i\": job %d is not one of the %d jobs (0 to %d)", i, n, n-1)}}
@@ -325,7 +355,7 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 	if len(jobs) != n {
 		return 0, usagef("%d results for a sweep split into %d jobs", len(jobs), n)
 	}
-	seen := make([]bool, n)
+	seen := map[int]bool{}
 	merged := first
 	merged.Shard, merged.Grid.Cells, merged.Grid.Rules = checker.Shard{}, nil, map[string]string{}
 	for i, j := range jobs {
@@ -336,7 +366,7 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 		if !same {
 			return 0, usagef("%s: not a job of the same sweep as %s", paths[i], paths[0])
 		}
-		if err := takeJob(seen, j.Shard.I, paths[i]); err != nil {
+		if err := takeJob(seen, n, j.Shard.I, paths[i]); err != nil {
 			return 0, err
 		}
 		merged.Complete = merged.Complete && j.Complete
