@@ -292,7 +292,7 @@ func (p *proof) print(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  bounds: %s (delay 0, pause 0: any)\n", boundsText(p.Bounds))
+	fmt.Fprintf(w, "  bounds: %s%s\n", boundsText(p.Bounds), anyTiming(p.Bounds))
 	fmt.Fprintf(w, "  reductions: %s\n", p.Reductions.text())
 	if p.Progress != nil {
 		p.Progress.print(w)
@@ -345,6 +345,22 @@ func (p *proof) within() string {
 }
 
 // boundsText is a config as the flags that set it.
+// anyTiming says what a delay or pause bound of 0 means, for those that
+// are 0: " (delay 0, pause 0: any)", " (delay 0: any)", or "".
+func anyTiming(c model.Config) string {
+	var zero []string
+	if c.Delay == 0 {
+		zero = append(zero, "delay 0")
+	}
+	if c.Pause == 0 {
+		zero = append(zero, "pause 0")
+	}
+	if len(zero) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(zero, ", ") + ": any)"
+}
+
 func boundsText(c model.Config) string {
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	configFlags(fs, &c)

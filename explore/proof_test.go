@@ -463,3 +463,17 @@ func TestWithinProofNeedsNoViolationAndEveryScene(t *testing.T) {
 		t.Errorf("no levels expanded: %+v", *w)
 	}
 }
+
+// TestAnyTiming: the proof's bounds line explains a delay or pause bound
+// of 0 (any) only for those that are 0 (it said "delay 0, pause 0: any"
+// beside --delay 1 --pause 1).
+func TestAnyTiming(t *testing.T) {
+	for _, c := range []struct {
+		delay, pause int
+		want         string
+	}{{0, 0, " (delay 0, pause 0: any)"}, {1, 0, " (pause 0: any)"}, {0, 2, " (delay 0: any)"}, {1, 1, ""}} {
+		if got := anyTiming(model.Config{Delay: c.delay, Pause: c.pause}); got != c.want {
+			t.Errorf("delay %d, pause %d: %q, want %q", c.delay, c.pause, got, c.want)
+		}
+	}
+}
