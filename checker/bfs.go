@@ -302,9 +302,14 @@ type BFSResult struct {
 	Resumed         string `json:"resumed,omitempty"`
 	ResumedDepth    int    `json:"resumedDepth,omitempty"`
 	// Err is why a search stopped with StopError: a checkpoint to resume
-	// that is missing, not one, corrupt or of another search
-	// (*CheckpointError), or a checkpoint or level file that could not be
-	// written or read.
+	// that is missing, not one, corrupt or of another search, or a
+	// checkpoint directory another search holds (*CheckpointError; then
+	// Levels is nil if the search never began), or a checkpoint or level
+	// file that could not be written or read (the search stopped there:
+	// Checkpoint names the last checkpoint written, if any). With another
+	// Stopped, Err is the checkpoint that could not be written as the
+	// search ended: its result (a violation, a complete search, a budget
+	// reached) stands, and Checkpoint names the last one written, if any.
 	Err error `json:"-"`
 }
 
@@ -361,7 +366,7 @@ const maxInvariants = 16
 // search without it.
 func BFS(ctx context.Context, m *model.Machine, opt BFSOptions) BFSResult {
 	res := newBFS(m, opt).run(ctx)
-	if m.Applies(opt.Reduce)&model.ReduceDeadDelivered != 0 && len(res.Shortest) > 0 && res.Err == nil {
+	if m.Applies(opt.Reduce)&model.ReduceDeadDelivered != 0 && len(res.Shortest) > 0 && res.Stopped != StopError {
 		res = searchAgain(ctx, m, opt, res)
 	}
 	return res
@@ -626,7 +631,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 		}
 	}
 	b.disk.report(&res)
-	if res.Err != nil { // a counterexample's links could not be read
+	if b.disk.err != nil { // a counterexample's links could not be read, or its path replayed
 		res.Stopped, res.Complete = StopError, false
 	}
 	if b.fault != nil {

@@ -44,6 +44,10 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 	keys := make([][]byte, len(acts))
 	for i, a := range acts {
 		buf = m.Reduced(&rep, b.opt.Reduce, buf[:0])
+		if int(a) >= len(buf) { // the links are not of this machine: a checkpoint of another one resumed
+			b.disk.fail(b.replayError(i, a, len(buf)))
+			return nil, 0
+		}
 		next := rep
 		m.Next(&next, &buf[a])
 		m.Normalize(&next, b.opt.Reduce)
@@ -88,11 +92,27 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 		}
 		// The model's steps commute with renaming unless the design's
 		// decisions tell workers or resources apart.
-		b.fault = &Fault{Cause: fmt.Sprintf("the counterexample's step %d could not be taken again through the search's orbits: "+
-			"the design's decisions tell workers (or resources) apart, which it must declare (model.Design.Asymmetric)", i+1)}
+		cause := fmt.Sprintf("the counterexample's step %d could not be taken again through the search's orbits: "+
+			"the design's decisions tell workers (or resources) apart, which it must declare (model.Design.Asymmetric)", i+1)
+		if b.disk.resumed != "" {
+			cause += "; or the checkpoint resumed, " + b.disk.resumed + ", is of another design"
+		}
+		b.fault = &Fault{Cause: cause}
 		return nil, 0
 	}
 	panic("checker: empty counterexample")
+}
+
+// replayError is the error of a stored path whose step i takes action a
+// of a state with n enabled: a *CheckpointError naming the checkpoint the
+// search resumed from, which can only be of another machine (another
+// program or design made it), or, with none, an error of the links.
+func (b *bfs) replayError(i int, a uint16, n int) error {
+	msg := fmt.Sprintf("the path to a violation takes, at step %d, action %d of a state with %d enabled", i+1, a, n)
+	if f := b.disk.resumed; f != "" {
+		return &CheckpointError{File: f, Field: "model", Msg: msg + ": the checkpoint resumed is not of this model (another program or design made it)"}
+	}
+	return fmt.Errorf("parent links: %s", msg)
 }
 
 // unseenStep returns, of the deliveries enabled in s, the first whose

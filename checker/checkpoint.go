@@ -3,19 +3,25 @@ package checker
 import (
 	"bufio"
 	"cmp"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"maps"
 	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -26,6 +32,13 @@ import (
 // CheckpointFile is the name of the checkpoint in its directory
 // (BFSOptions.Checkpoint, Resume).
 const CheckpointFile = "bfs.checkpoint"
+
+// LockFile is the name of the lock a search holds in its checkpoint
+// directory while it runs (BFSOptions.Checkpoint): the process ID and host
+// of the search, made with O_EXCL and removed when the search ends. A
+// second search into the directory is refused while the first runs; a
+// lock whose process is gone (on this host) is stale and taken over.
+const LockFile = "bfs.checkpoint.lock"
 
 // The checkpoint format (docs/exhaustive.md): the magic, the version
 // (uint32), a JSON header (uint32 length, the bytes, their CRC-32C), the
@@ -98,6 +111,12 @@ type ckSearch struct {
 	Mode   string   `json:"mode"` // exact or hash-compact, as asked
 	Stop   []string `json:"stop"` // the invariants whose violation stops it (none: exhaustive)
 	Shard  Shard    `json:"shard"`
+	// Program identifies the program that made the checkpoint
+	// (programHash: a hash of its executable): a checkpoint resumes only
+	// with the program that made it, since a design is code compiled into
+	// it and changes in it beyond what Model sees. Empty in a checkpoint
+	// of an older build, which did not record it.
+	Program string `json:"program"`
 	// Model is a fingerprint of the machine: the size of a state and the
 	// keys of the states within two steps of the initial one.
 	Model string `json:"model"`
@@ -189,6 +208,11 @@ func (b *bfs) begin() error {
 		d.identity = b.identity()
 	}
 	same := dir != "" && b.opt.Resume != "" && sameDir(dir, b.opt.Resume)
+	if dir != "" {
+		if err := d.lockDir(dir); err != nil {
+			return err
+		}
+	}
 	if dir != "" && !same {
 		path := filepath.Join(dir, CheckpointFile)
 		if _, err := os.Stat(path); err == nil {
@@ -224,10 +248,84 @@ func sameDir(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
+// lockDir makes the checkpoint directory dir if need be and takes its
+// lock (LockFile), or fails with a *CheckpointError naming the lock when
+// another search holds it. A lock left by a process that is gone (on
+// this host) is stale: it is removed and taken. disk.close removes the
+// lock taken.
+func (d *disk) lockDir(dir string) error {
+	path := filepath.Join(dir, LockFile)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &CheckpointError{File: path, Msg: err.Error()}
+	}
+	host, _ := os.Hostname()
+	for stale := false; ; stale = true {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintf(f, "%d %s\n", os.Getpid(), host)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(path)
+				return &CheckpointError{File: path, Msg: err.Error()}
+			}
+			d.lock = path
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) || stale {
+			return &CheckpointError{File: path, Msg: err.Error()}
+		}
+		if holder, live := lockHolder(path, host); live {
+			return &CheckpointError{File: path, Msg: fmt.Sprintf("another search (%s) is using this checkpoint directory: "+
+				"wait for it to end or give this one another directory (remove the lock only if no search is running)", holder)}
+		}
+		os.Remove(path) // its process is gone
+	}
+}
+
+// lockHolder reads the lock at path: who holds it, in words, and whether
+// that process may still run. A lock of another host, or one that cannot
+// be read or understood, is taken to be held: only a process known gone
+// frees it.
+func lockHolder(path, host string) (string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "a lock that cannot be read: " + err.Error(), !errors.Is(err, fs.ErrNotExist)
+	}
+	pidText, lockHost, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		if len(data) == 0 { // being written by the search that just made it, or left so by one killed then
+			st, err := os.Stat(path)
+			return "a search starting", err == nil && time.Since(st.ModTime()) < time.Minute
+		}
+		return fmt.Sprintf("a lock of unknown form %q", data), true
+	}
+	who := fmt.Sprintf("process %d on %s", pid, cmp.Or(lockHost, "an unnamed host"))
+	if lockHost != host {
+		return who, true
+	}
+	return who, processRuns(pid)
+}
+
+// processRuns reports whether the process pid may still run: false only
+// when it is known gone.
+func processRuns(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false // on Windows, no such process
+	}
+	err = p.Signal(syscall.Signal(0)) // on Unix, a signal of 0 checks that the process exists
+	return !errors.Is(err, os.ErrProcessDone)
+}
+
 // checkpoint saves the search as the level being expanded started (see
 // mark), when that is due: at every level unless CheckpointEvery spaces
 // them out, and at the end. It returns StopComplete, or StopError when
-// the checkpoint cannot be written.
+// the checkpoint cannot be written (disk.err); at the end its error is
+// disk.saveErr instead, and it returns StopComplete: the search's result
+// stands without it.
 func (b *bfs) checkpoint(atEnd bool) string {
 	d := &b.disk
 	if b.opt.Checkpoint == "" || d.savedDepth == b.depth ||
@@ -236,6 +334,10 @@ func (b *bfs) checkpoint(atEnd bool) string {
 	}
 	path, err := b.save()
 	if err != nil {
+		if atEnd {
+			d.saveErr = err
+			return StopComplete
+		}
 		d.fail(err)
 		return StopError
 	}
@@ -245,7 +347,10 @@ func (b *bfs) checkpoint(atEnd bool) string {
 
 // checkpointAtEnd saves the search as it ends, unless a file failed: a
 // complete one with its empty last level, a stopped one as the level it
-// stopped in started. It returns why the search ended.
+// stopped in started. It returns why the search ended: a checkpoint that
+// cannot be written then does not change it (a violation found, a search
+// complete or stopped by its budget stands), but is BFSResult.Err, and
+// BFSResult.Checkpoint names the last one written, if any.
 func (b *bfs) checkpointAtEnd(stopped string) string {
 	if stopped == StopError {
 		return stopped
@@ -253,9 +358,7 @@ func (b *bfs) checkpointAtEnd(stopped string) string {
 	if stopped == StopComplete {
 		b.mark()
 	}
-	if b.checkpoint(true) == StopError {
-		return StopError
-	}
+	b.checkpoint(true)
 	return stopped
 }
 
@@ -529,8 +632,31 @@ func (b *bfs) identity() ckSearch {
 		shard = Shard{}
 	}
 	return ckSearch{Variant: b.opt.Variant, Config: b.m.Config, Symmetry: cmp.Or(strings.Join(sym, "+"), "none"),
-		Reduce: b.m.Applies(b.opt.Reduce).String(), Mode: mode, Stop: nonNil(b.stop.IDs()), Shard: shard, Model: fingerprint(b.m)}
+		Reduce: b.m.Applies(b.opt.Reduce).String(), Mode: mode, Stop: nonNil(b.stop.IDs()), Shard: shard,
+		Program: programHash(), Model: fingerprint(b.m)}
 }
+
+// programHash identifies the running program: the first 8 bytes of the
+// SHA-256 of its executable (os.Executable), in hex; "unknown: " and why
+// if it cannot be read. It is computed once, when a search first
+// checkpoints or resumes: 55-60 ms for the 60 MB explore binary. A
+// variable, so that a test can stand for another build.
+var programHash = sync.OnceValue(func() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown: " + err.Error()
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+})
 
 // fingerprint identifies the machine as well as its behaviour near the
 // initial state can: the size of a state and the keys of the states
@@ -566,6 +692,14 @@ func fingerprint(m *model.Machine) string {
 func (s ckSearch) differs(was ckSearch) (string, string) {
 	diff := func(field string, a, b any) (string, string) {
 		return field, fmt.Sprintf("the checkpoint's search has %v, this one %v", b, a)
+	}
+	if s.Program != was.Program {
+		made := "another build of the program (" + was.Program + ", this one " + s.Program + ")"
+		if was.Program == "" {
+			made = "an older build of the program, which did not record it"
+		}
+		return "program", "the checkpoint was made by " + made + ": it resumes only with the program that made it " +
+			"(a design is compiled into the program, and a changed one would go on wrongly); run that one, or start the search again"
 	}
 	if s.Variant != was.Variant {
 		return diff("variant", fmt.Sprintf("%q", s.Variant), fmt.Sprintf("%q", was.Variant))

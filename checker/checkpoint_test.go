@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -380,5 +381,218 @@ func TestBFSResumeVersion3(t *testing.T) {
 		case !errors.As(got.Err, &ce) || ce.Field != "version" || !strings.Contains(ce.Msg, "version "+strconv.Itoa(int(v))):
 			t.Fatalf("version %d: %s, %v", v, got.Stopped, got.Err)
 		}
+	}
+}
+
+// TestBFSCheckpointNotWritten: a checkpoint that cannot be written (its
+// temporary file's name taken by a directory) does not throw the search's
+// result away. As the search ends, the violation found, the complete
+// search's verdict, stand, with the error in Err and no checkpoint. At a
+// level's start, the search stops there (StopError) naming the file,
+// with the last checkpoint written, from which it resumes to the
+// uninterrupted search's result.
+func TestBFSCheckpointNotWritten(t *testing.T) {
+	ctx := context.Background()
+	block := func(dir string) { // the next save cannot create its temporary file
+		if err := os.MkdirAll(filepath.Join(dir, CheckpointFile+".tmp"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range searchCases(t, smallConfig)[:3] { // exhaustive, with violations, stopping at one
+		want := BFS(ctx, tc.m, tc.opt)
+		dir := t.TempDir()
+		block(dir)
+		opt := tc.opt
+		opt.Checkpoint, opt.CheckpointEvery = dir, time.Hour // saved only at the end
+		got := BFS(ctx, tc.m, opt)
+		if got.Err == nil || !strings.Contains(got.Err.Error(), filepath.Join(dir, CheckpointFile)) || got.Checkpoint != "" {
+			t.Fatalf("%s, the last checkpoint not written: stopped %s, checkpoint %q, error %v", tc.name, got.Stopped, got.Checkpoint, got.Err)
+		}
+		got.Err = nil
+		sameSearch(t, tc.name+", the last checkpoint not written", want, got)
+		if want.Stopped == StopViolation && got.Counterexample == nil {
+			t.Fatalf("%s: no counterexample", tc.name)
+		}
+		if want.MaxDepth < 6 {
+			continue // no level 4 to stop at
+		}
+
+		dir = t.TempDir()
+		opt.Checkpoint, opt.CheckpointEvery, opt.ProgressEvery = dir, 0, time.Nanosecond
+		opt.Progress = func(p BFSProgress) {
+			if p.Depth == 4 {
+				block(dir)
+			}
+		}
+		got = BFS(ctx, tc.m, opt)
+		file := filepath.Join(dir, CheckpointFile)
+		if got.Stopped != StopError || got.Complete || got.Err == nil || !strings.Contains(got.Err.Error(), file) ||
+			got.Checkpoint != file || got.CheckpointDepth != 3 || got.MaxDepth != 4 {
+			t.Fatalf("%s, a level's checkpoint not written: stopped %s at depth %d, checkpoint %q of depth %d, error %v",
+				tc.name, got.Stopped, got.MaxDepth, got.Checkpoint, got.CheckpointDepth, got.Err)
+		}
+		if err := os.Remove(file + ".tmp"); err != nil { // the disk has room again
+			t.Fatal(err)
+		}
+		opt.Progress, opt.Resume = nil, dir
+		sameSearch(t, tc.name+", resumed from the last checkpoint written", want, BFS(ctx, tc.m, opt))
+	}
+}
+
+// TestBFSCheckpointLock: a search holds its checkpoint directory's lock
+// while it runs and removes it at the end; a second search into the
+// directory meanwhile is refused naming the lock, and so is one while a
+// live process's lock is there; a lock of a process gone, or an empty
+// one left long ago, is taken over.
+func TestBFSCheckpointLock(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, smallConfig, model.Design{})
+	opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, MaxDepth: 6}
+	dir := t.TempDir()
+	lock := filepath.Join(dir, LockFile)
+	refused := func(what string, r BFSResult) {
+		t.Helper()
+		var ce *CheckpointError
+		if r.Stopped != StopError || !errors.As(r.Err, &ce) || ce.File != lock || !strings.Contains(ce.Msg, "another search") {
+			t.Fatalf("%s: stopped %s, error %v", what, r.Stopped, r.Err)
+		}
+	}
+	first := opt
+	first.Checkpoint, first.ProgressEvery = dir, time.Nanosecond
+	var second BFSResult
+	first.Progress = func(p BFSProgress) { // in the first search's leading goroutine: it runs
+		if p.Depth == 3 {
+			o := opt
+			o.Checkpoint = dir
+			second = BFS(ctx, m, o)
+		}
+	}
+	if r := BFS(ctx, m, first); r.Err != nil || r.Stopped != StopDepth {
+		t.Fatalf("the first search: %s, %v", r.Stopped, r.Err)
+	}
+	refused("a second search into the directory", second)
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("the lock left after the search: %v", err)
+	}
+
+	host, _ := os.Hostname()
+	opt.Checkpoint, opt.Resume = dir, dir // it goes on there
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())+" "+host+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused("a live process's lock", BFS(ctx, m, opt))
+	gone := exec.Command(os.Args[0], "-test.run=^$")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(gone.Process.Pid)+" "+host+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt.MaxDepth = 7
+	if r := BFS(ctx, m, opt); r.Err != nil || r.CheckpointDepth != 7 {
+		t.Fatalf("a gone process's lock: %s, checkpoint of depth %d, %v", r.Stopped, r.CheckpointDepth, r.Err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt.MaxDepth = 8
+	refused("an empty lock just made", BFS(ctx, m, opt))
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if r := BFS(ctx, m, opt); r.Err != nil || r.CheckpointDepth != 8 {
+		t.Fatalf("an empty lock of long ago: %s, checkpoint of depth %d, %v", r.Stopped, r.CheckpointDepth, r.Err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("the lock left after the search: %v", err)
+	}
+}
+
+// TestBFSResumeAnotherProgram: a checkpoint resumes only with the program
+// that made it: one of another build (programHash stands for it), or of
+// an older build that did not record it, is refused naming the file.
+func TestBFSResumeAnotherProgram(t *testing.T) {
+	ctx := context.Background()
+	m := newMachine(t, smallConfig, model.Design{})
+	this := programHash
+	defer func() { programHash = this }()
+	for _, made := range []string{"0123456789abcdef", ""} {
+		programHash = func() string { return made }
+		dir := t.TempDir()
+		opt := BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, MaxDepth: 5, Checkpoint: dir}
+		if r := BFS(ctx, m, opt); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		programHash = this
+		opt.MaxDepth, opt.Resume = 0, dir
+		r := BFS(ctx, m, opt)
+		var ce *CheckpointError
+		if r.Stopped != StopError || !errors.As(r.Err, &ce) || ce.Field != "program" || ce.File != filepath.Join(dir, CheckpointFile) ||
+			!strings.Contains(ce.Msg, "build of the program") || r.States != 0 {
+			t.Fatalf("made by %q: stopped %s, %d states, %v", made, r.Stopped, r.States, r.Err)
+		}
+	}
+	if h := this(); len(h) != 16 || strings.HasPrefix(h, "unknown") {
+		t.Fatalf("the program's hash: %q", h)
+	}
+}
+
+// probeConfig is the bounds a probe found a design changed deeper than
+// the model's fingerprint resumed with: no-acquire-dedup made the
+// checkpoint, the reference design (its fix) resumed it.
+var probeConfig = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 3, Ops: 1, Grants: 3, InFlight: 3, Crashes: 1,
+	Forgeries: 1, Skew: 2, SinkRestarts: 1}
+
+// TestBFSResumeDeeperDesignChange: a checkpoint of a design resumed with
+// another that differs deeper than the model's fingerprint sees is
+// refused when the other is another build of the program (programHash
+// stands for it), as a changed design is; within one build (a library's
+// two designs) it never panics replaying the paths it stored: the action
+// index of a state with fewer enabled is an error naming the checkpoint;
+// and a path's index out of range, from no checkpoint, is an error of
+// the links.
+func TestBFSResumeDeeperDesignChange(t *testing.T) {
+	ctx := context.Background()
+	nad, err := spec.LookupVariant(designs.All(), "no-acquire-dedup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, fixed := newMachine(t, probeConfig, nad.Design), newMachine(t, probeConfig, model.Design{})
+	if fingerprint(made) != fingerprint(fixed) {
+		t.Fatal("the designs differ within the fingerprint's two steps: not the case to test")
+	}
+	opt := BFSOptions{Variant: nad.Name, Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reductions}
+	for _, n := range []uint64{5000, 20000} {
+		dir := t.TempDir()
+		o := opt
+		o.Checkpoint, o.MaxStates = dir, n
+		if r := BFS(ctx, made, o); r.Stopped != StopMaxStates || r.Err != nil {
+			t.Fatalf("%d states: %s, %v", n, r.Stopped, r.Err)
+		}
+		o.MaxStates, o.Resume = 0, dir
+		this := programHash // the fix is another build of the program: refused
+		programHash = func() string { return "the fixed build" }
+		r := BFS(ctx, fixed, o)
+		programHash = this
+		var ce *CheckpointError
+		if !errors.As(r.Err, &ce) || ce.Field != "program" || r.States != 0 {
+			t.Fatalf("%d states, resumed by another build: %s, %v", n, r.Stopped, r.Err)
+		}
+		r = BFS(ctx, fixed, o) // the same build (the test's): panicked in rebuild before
+		if r.Err != nil && (!errors.As(r.Err, &ce) || ce.Field != "model" || ce.File != filepath.Join(dir, CheckpointFile)) {
+			t.Fatalf("%d states: %s, %v", n, r.Stopped, r.Err)
+		}
+		t.Logf("checkpoint at %d states resumed with the fixed design: %s, %v", n, r.Stopped, r.Err)
+	}
+
+	m := newMachine(t, smallConfig, model.Design{})
+	b := newBFS(m, BFSOptions{Variant: "reference", Exhaustive: true, Symmetry: model.SymWorkers, MaxDepth: 3})
+	if r := b.run(ctx); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if run, _ := b.rebuild(edge{parent: 1, act: 999, ok: true}, ^spec.Set(0)); run != nil || b.disk.err == nil ||
+		!strings.Contains(b.disk.err.Error(), "action 999 of a state with") {
+		t.Fatalf("a path's index out of range: %v, %v", run, b.disk.err)
 	}
 }

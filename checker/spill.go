@@ -23,6 +23,8 @@ type disk struct {
 	next    *levelWriter  // the next level, when it goes to disk
 	spilled uint64        // bytes written to level files
 	err     error         // the first file error: the search stops with StopError
+	saveErr error         // the checkpoint that could not be written as the search ended: its result stands
+	lock    string        // the checkpoint directory's lock taken (LockFile), removed at the end
 	wbuf    *bufio.Writer // the buffer of the last level file written, for the next
 
 	mark       mark      // the search as the level being expanded started
@@ -239,6 +241,10 @@ func (d *disk) close() {
 	if d.tempDir {
 		os.RemoveAll(d.dir)
 	}
+	if d.lock != "" {
+		os.Remove(d.lock)
+		d.lock = ""
+	}
 }
 
 // levelLen is the number of states of the level being expanded.
@@ -402,7 +408,8 @@ func (b *bfs) atBudget(lo, n int) string {
 	return StopMemory
 }
 
-// report puts into res what the disk did, and its error.
+// report puts into res what the disk did, and its error: the one that
+// stopped the search, else the checkpoint not written as it ended.
 func (d *disk) report(res *BFSResult) {
 	res.SpilledBytes = d.spilled
 	if d.savedDepth >= 0 {
@@ -410,4 +417,7 @@ func (d *disk) report(res *BFSResult) {
 	}
 	res.Resumed, res.ResumedDepth = d.resumed, d.resumedAt
 	res.Err = d.err
+	if res.Err == nil {
+		res.Err = d.saveErr
+	}
 }

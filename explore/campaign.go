@@ -353,8 +353,12 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		disk.options(&opt)
 		res := runBFS(ctx, m, opt)
 		meter.done()
-		if res.Err != nil {
-			return 0, usageError{res.Err}
+		var ckErr *checker.CheckpointError
+		if res.Stopped == checker.StopError && (errors.As(res.Err, &ckErr) || len(res.Levels) == 0) {
+			return 0, usageError{res.Err} // a checkpoint refused, or a directory unusable: nothing searched
+		}
+		if res.Err != nil { // a file not written: the search stopped there (incomplete), or its result stands without the checkpoint
+			summary["error"] = res.Err.Error()
 		}
 		summary["bfs"] = res
 		pf = newProof(m, v, opt, res, *invID)
@@ -372,10 +376,13 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		complete = bfsComplete(res)
 		howFar = bfsHowFar(res)
-		if res.Stopped == checker.StopMemory {
+		switch res.Stopped {
+		case checker.StopMemory:
 			cause = func() string { return "memory budget" }
 			causeNote = fmt.Sprintf(" %s reached, peak heap %s", memBudget.String(),
 				checker.FormatSize(res.PeakHeapBytes))
+		case checker.StopError:
+			cause = func() string { return "file error: " + res.Err.Error() }
 		}
 		if !*jsonOut {
 			printBFSStopped(stdout, res, v, cancelCause(ctx))
@@ -549,6 +556,7 @@ var stopMeaning = map[string]string{
 	checker.StopCancelled: "stopped early: incomplete",
 	checker.StopMemory:    "at the memory budget (--max-memory): incomplete",
 	checker.StopFault:     "the design's decision failed: no verdict",
+	checker.StopError:     "a checkpoint or spill file could not be written or read: incomplete",
 }
 
 // bfsComplete reports whether a BFS with no violation did what it was

@@ -80,8 +80,15 @@ func resumeCommand(fs *flag.FlagSet, res checker.BFSResult, dir string) string {
 
 // resumeHint says, for a person, how to go on from the checkpoint of a
 // search that stopped: cmd, resumeCommand's ("" when there is none).
+//
+// When a file could not be written (res.Err), the checkpoint is the last
+// one written, and the hint says so; with none, it says that there is
+// nothing to go on from.
 func resumeHint(res checker.BFSResult, cmd string) string {
 	if cmd == "" {
+		if res.Err != nil && res.Checkpoint == "" {
+			return "no checkpoint was written: nothing to go on from\n"
+		}
 		return ""
 	}
 	more := ""
@@ -90,8 +97,14 @@ func resumeHint(res checker.BFSResult, cmd string) string {
 		more = " with a larger --max-memory"
 	case checker.StopCancelled:
 		more = " (with a longer --time, if that stopped it)"
+	case checker.StopError:
+		more = " once the file can be written (room on its disk)"
 	}
-	return fmt.Sprintf("checkpoint of depth %d in %s; to go on from there%s:\n  %s\n", res.CheckpointDepth, res.Checkpoint, more, cmd)
+	what := "checkpoint"
+	if res.Err != nil {
+		what = "the last checkpoint written,"
+	}
+	return fmt.Sprintf("%s of depth %d in %s; to go on from there%s:\n  %s\n", what, res.CheckpointDepth, res.Checkpoint, more, cmd)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -111,7 +124,17 @@ func printDisk(w io.Writer, res checker.BFSResult) {
 	if res.SpilledBytes > 0 {
 		fmt.Fprintf(w, "frontier spilled to disk: %s written\n", checker.FormatSize(res.SpilledBytes))
 	}
-	if res.Checkpoint != "" {
+	if res.Err != nil && res.Stopped != checker.StopError {
+		none := ""
+		if res.Checkpoint == "" {
+			none = "; no checkpoint of it is on disk"
+		}
+		fmt.Fprintf(w, "checkpoint not saved as the search ended (its result stands): %v%s\n", res.Err, none)
+	}
+	switch {
+	case res.Checkpoint != "" && res.Err != nil:
+		fmt.Fprintf(w, "last checkpoint written: %s (depth %d)\n", res.Checkpoint, res.CheckpointDepth)
+	case res.Checkpoint != "":
 		fmt.Fprintf(w, "checkpoint: %s (depth %d)\n", res.Checkpoint, res.CheckpointDepth)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -144,5 +145,72 @@ func TestSearchResumeBadCheckpoint(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, flag+" is for --mode bfs") {
 			t.Errorf("%s with a random search: exit %d, stderr %q", flag, code, stderr)
 		}
+	}
+}
+
+// TestSearchCheckpointNotWritten: a checkpoint that cannot be written (its
+// temporary file's name taken by a directory, as a full disk would refuse
+// it) loses nothing of the search. As the search ends: the violation is
+// reported and its counterexample saved (exit 1), a complete search's
+// verdict holds (exit 0), each with a note and, in --json, "error". At a
+// level's start: the search is incomplete (exit 3), saying the cause and
+// how far it got, and goes on from the last checkpoint written, or says
+// there is none. A second search into a directory a search holds is
+// refused (exit 2) naming the lock.
+func TestSearchCheckpointNotWritten(t *testing.T) {
+	block := func(dir string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, checker.CheckpointFile+".tmp"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "ck")
+	block(dir)
+	violating := append([]string{"search", "--variant", "grant-before-fence", "--quiet", "--out", out}, tinyBFS...)
+	code, stdout, stderr := explore(t, append(violating, "--checkpoint", dir, "--checkpoint-every", "1h")...)
+	saved := filepath.Join(out, "grant-before-fence", "fence-before-grant.jsonl")
+	if _, err := os.Stat(saved); code != exitViolation || err != nil || !strings.Contains(stdout, "checkpoint not saved as the search ended (its result stands)") {
+		t.Fatalf("a violation, its checkpoint not written: exit %d, %v\n%s%s", code, err, stdout, stderr)
+	}
+	code, stdout, _ = explore(t, append(violating, "--checkpoint", dir, "--checkpoint-every", "1h", "--json")...)
+	var e struct {
+		Error     string         `json:"error"`
+		Violation map[string]any `json:"violation"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &e); err != nil || code != exitViolation || e.Violation == nil || !strings.Contains(e.Error, "bfs.checkpoint") {
+		t.Fatalf("--json: exit %d, %+v, %v", code, e, err)
+	}
+
+	base := append([]string{"search", "--variant", "reference", "--invariant", "fencing", "--quiet", "--out", out}, tinyBFS...)
+	code, stdout, _ = explore(t, append(base, "--checkpoint", dir, "--checkpoint-every", "1h")...)
+	if code != exitOK || !strings.Contains(stdout, "no violation found (") || !strings.Contains(stdout, "checkpoint not saved") {
+		t.Fatalf("a complete search, its checkpoint not written: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = explore(t, append(base, "--checkpoint", dir)...)
+	if code != exitIncomplete || !strings.Contains(stdout, "incomplete: ") || !strings.Contains(stdout, "file error: checkpoint ") ||
+		!strings.Contains(stdout, "no checkpoint was written") {
+		t.Fatalf("stopped at level 0's checkpoint: exit %d\n%s", code, stdout)
+	}
+
+	dir = filepath.Join(t.TempDir(), "ck")
+	if code, stdout, stderr := explore(t, append(base, "--checkpoint", dir, "--max-states", "1000")...); code != exitIncomplete {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	block(dir)
+	code, stdout, _ = explore(t, append(base, "--resume", dir)...)
+	_, cmd, found := strings.Cut(stdout, "to go on from there once the file can be written (room on its disk):\n  ")
+	if code != exitIncomplete || !found || !strings.Contains(stdout, "the last checkpoint written, of depth ") ||
+		!strings.Contains(cmd, "--resume "+dir) {
+		t.Fatalf("resumed, its next checkpoint not written: exit %d\n%s", code, stdout)
+	}
+
+	host, _ := os.Hostname()
+	lock := filepath.Join(dir, checker.LockFile)
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())+" "+host+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := explore(t, append(base, "--resume", dir)...); code != exitUsage || !strings.Contains(stderr, lock+": another search") {
+		t.Fatalf("a directory another search holds: exit %d, %q", code, stderr)
 	}
 }
