@@ -596,8 +596,13 @@ func (c *resCtx) checkRenewValidity() {
 			}
 			if gs := c.tokenGrants[t]; len(gs) > 0 {
 				g := c.grants[gs[0]]
-				c.add(RenewValidity, append(rev, c.events(g.op)...),
-					"renew token=%d by %s accepted, but token=%d was granted to %s", t, c.holder(i), t, c.holder(g.op))
+				if c.holder(g.op) == c.holder(i) { // its own grant, but only after the renew
+					c.add(RenewValidity, append(rev, c.events(g.op)...),
+						"renew token=%d by %s accepted before token=%d was granted (to %s, first attempted at event %d)", t, c.holder(i), t, c.holder(g.op), g.from)
+				} else {
+					c.add(RenewValidity, append(rev, c.events(g.op)...),
+						"renew token=%d by %s accepted, but token=%d was granted to %s", t, c.holder(i), t, c.holder(g.op))
+				}
 			} else {
 				c.add(RenewValidity, rev, "renew token=%d by %s accepted, but token=%d was never granted", t, c.holder(i), t)
 			}

@@ -222,6 +222,22 @@ func TestInfoRenewTakesAGrantsTTL(t *testing.T) {
 	}
 }
 
+// TestRenewBeforeItsGrant: a renew accepted before its token was granted
+// to the same holder is named so (the message said the token "was granted
+// to" the renewer itself, as if to someone else).
+func TestRenewBeforeItsGrant(t *testing.T) {
+	rep := expect(t, `{"time":0,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":1,"ttl":100}}
+{"time":0,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
+{"time":1,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":1,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":1,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+`, RenewValidity)
+	if got := rep.Violations[0].Message; got != "renew token=1 by w1/1 accepted before token=1 was granted (to w1/1, first attempted at event 2)" {
+		t.Errorf("message %q", got)
+	}
+}
+
 func TestTokenMonotonic(t *testing.T) {
 	// volatile-counter: after the coordinator restarts, its counter starts
 	// again and token 1 is granted after token 2 was. (Partial: the fence
