@@ -16,22 +16,29 @@ import (
 	"github.com/fencecheck/fencecheck/spec"
 )
 
+// startOne starts a one-member etcd cluster and a client of it, both
+// closed when the test ends.
+func startOne(t *testing.T) (*etcdcluster.Cluster, *clientv3.Client) {
+	t.Helper()
+	c, err := etcdcluster.Start(context.Background(), t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return c, cli
+}
+
 // TestKeepAliveAndExpiry: the holder's own keepalive loop keeps the lock
 // past its ttl, each keepalive a recorded renew; once it stops, etcd revokes
 // the lease, a renew fails expired, and another holder gets a larger token.
 func TestKeepAliveAndExpiry(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	c, err := etcdcluster.Start(ctx, dir, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	_, cli := startOne(t)
 	// No sink here, so no advances: the history says partial (nothing is
 	// assumed about the fence), as the format asks of a lock service's
 	// history without its sink's advances.
@@ -84,16 +91,7 @@ func TestKeepAliveAndExpiry(t *testing.T) {
 // (the first renew waited for ctx's end, and no other was made).
 func TestKeepAliveGoesOnWithoutAnswers(t *testing.T) {
 	ctx := context.Background()
-	c, err := etcdcluster.Start(ctx, t.TempDir(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	c, cli := startOne(t)
 	rec := history.NewRecorder(history.Header{TimeUnit: "ns", Partial: true}, history.MonotonicClock(time.Nanosecond), nil)
 	l := &etcdlease.Locker{Client: cli, Recording: lease.Recording{Log: lease.RecorderLog(rec),
 		Holder: lease.Holder{Process: "a", Owner: "a", Incarnation: "1"}}}
