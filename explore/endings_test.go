@@ -156,14 +156,14 @@ func TestMergeOfAnIncompleteJobIsIncomplete(t *testing.T) {
 	}
 }
 
-// TestJobNames: the merge names one job that stopped early, or several.
-func TestJobNames(t *testing.T) {
+// TestNamed: the merge names one job that stopped early, or several.
+func TestNamed(t *testing.T) {
 	for _, c := range []struct {
 		jobs []string
 		want string
 	}{{[]string{"1/3"}, "job 1/3"}, {[]string{"0/3", "2/3"}, "jobs 0/3, 2/3"}} {
-		if got := jobNames(c.jobs); got != c.want {
-			t.Errorf("jobNames(%q) = %q, want %q", c.jobs, got, c.want)
+		if got := named("job", c.jobs...); got != c.want {
+			t.Errorf("named(job, %q) = %q, want %q", c.jobs, got, c.want)
 		}
 	}
 }

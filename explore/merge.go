@@ -148,7 +148,7 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		case winner != nil && winner.Violation != nil:
 			why = fmt.Sprintf("an invariant it stops on is violated (the counterexample of job %d/%d)", winner.Shard.I, winner.Shard.N)
 		case len(incomplete) > 0:
-			why = fmt.Sprintf("the search is incomplete: %s stopped early", jobNames(incomplete))
+			why = fmt.Sprintf("the search is incomplete: %s stopped early", named("job", incomplete...))
 		case vacuous != 0:
 			why = fmt.Sprintf("the jobs together never reached %s, which %s's verdict depends on", vacuous, v.Name)
 		}
@@ -189,7 +189,7 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 				how = bfsHowFar(out["bfs"].(checker.BFSResult))
 			}
 			fmt.Fprintf(stdout, "%s: incomplete: %s stopped early (%s); no violation found so far by any of the %d jobs\n",
-				first.Variant, jobNames(incomplete), how, len(jobs))
+				first.Variant, named("job", incomplete...), how, len(jobs))
 			return code, nil
 		}
 		if vacuous != 0 {
@@ -252,12 +252,13 @@ func readResult(path string) ([]byte, error) {
 	return b, nil
 }
 
-// jobNames names jobs (each "i/n") in a sentence: "job 1/3", "jobs 0/3, 2/3".
-func jobNames(jobs []string) string {
-	if len(jobs) == 1 {
-		return "job " + jobs[0]
+// named names things of one kind in a sentence: named("job", "1/3") is
+// "job 1/3", named("run", "1", "2") "runs 1, 2".
+func named(noun string, names ...string) string {
+	if len(names) == 1 {
+		return noun + " " + names[0]
 	}
-	return "jobs " + strings.Join(jobs, ", ")
+	return noun + "s " + strings.Join(names, ", ")
 }
 
 // budget is the runs the unsplit random search was to do.
@@ -319,7 +320,7 @@ func sameSearch(jobs []searchResult, paths []string) error {
 		if len(jobs) == 1 {
 			results = "1 result"
 		}
-		return usagef("%s for a search split into %d jobs: %s missing", results, n, jobNames(missing))
+		return usagef("%s for a search split into %d jobs: %s missing", results, n, named("job", missing...))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,7 +153,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	res, runErr := realdb.Run(ctx, cfg)
 	code := exitOK
 	var files []string
-	var unknownRuns []int
+	var unknownRuns []int // numbered from 1
 	for _, r := range res.Runs {
 		if len(r.Report.Unknown) > 0 {
 			unknownRuns = append(unknownRuns, r.Run+1)
@@ -228,8 +229,12 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		fmt.Fprintf(stdout, "  history: %s\n", f)
 	}
 	if res.Unknown > 0 {
+		runs := make([]string, len(unknownRuns))
+		for i, r := range unknownRuns {
+			runs[i] = strconv.Itoa(r)
+		}
 		fmt.Fprintf(stdout, "%d of %d runs not fully checked: the linearizability check ran out of time (%s); their histories are kept (explore check --timeout DURATION FILE checks one with more time)\n",
-			res.Unknown, len(res.Runs), runList(unknownRuns))
+			res.Unknown, len(res.Runs), named("run", runs...))
 	}
 	if runErr != nil {
 		// The run that failed was checked as far as it was recorded (its
@@ -261,18 +266,6 @@ func notChecked(unknown int) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d of them not fully checked", unknown)
-}
-
-// runList names runs by their numbers: "run 3", "runs 1, 2".
-func runList(runs []int) string {
-	parts := make([]string, len(runs))
-	for i, r := range runs {
-		parts[i] = fmt.Sprint(r)
-	}
-	if len(runs) == 1 {
-		return "run " + parts[0]
-	}
-	return "runs " + strings.Join(parts, ", ")
 }
 
 // campaignDir makes the folder of one explore real campaign: base

@@ -243,21 +243,6 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, fmt.Errorf("realdb: run %d (seed %d): %w", i+1, cfg.Seed+uint64(i), err)
 		}
 		res.Runs = append(res.Runs, r)
-		if err != nil {
-			// The machinery failed mid-run: the run's prefix is checked
-			// (res.Runs holds it), and the campaign stops here.
-			if len(r.Report.Unknown) > 0 {
-				res.Unknown++
-			}
-			if r.Caught() {
-				res.Caught++
-				if res.FirstCaught == 0 {
-					res.FirstCaught = i + 1
-				}
-			}
-			return res, fmt.Errorf("realdb: run %d (seed %d) ended early, after %d events (checked as recorded): %w", // runs count from 1, as FirstCaught does
-				i+1, cfg.Seed+uint64(i), len(r.History.Events), err)
-		}
 		if len(r.Report.Unknown) > 0 {
 			res.Unknown++
 		}
@@ -266,9 +251,15 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			if res.FirstCaught == 0 {
 				res.FirstCaught = i + 1
 			}
-			if cfg.StopAtFirst {
-				break
-			}
+		}
+		if err != nil {
+			// The machinery failed mid-run: the run's prefix is checked
+			// (res.Runs holds it), and the campaign stops here.
+			return res, fmt.Errorf("realdb: run %d (seed %d) ended early, after %d events (checked as recorded): %w", // runs count from 1, as FirstCaught does
+				i+1, cfg.Seed+uint64(i), len(r.History.Events), err)
+		}
+		if r.Caught() && cfg.StopAtFirst {
+			break
 		}
 	}
 	return res, nil
