@@ -208,6 +208,11 @@ func (b *bfs) begin() error {
 		d.identity = b.identity()
 	}
 	same := dir != "" && b.opt.Resume != "" && sameDir(dir, b.opt.Resume)
+	if b.opt.Resume != "" { // before lockDir makes a directory
+		if _, err := os.Stat(filepath.Join(b.opt.Resume, CheckpointFile)); errors.Is(err, fs.ErrNotExist) {
+			return noCheckpoint(b.opt.Resume)
+		}
+	}
 	if dir != "" {
 		if err := d.lockDir(dir); err != nil {
 			return err
@@ -835,7 +840,7 @@ func (b *bfs) resume() error {
 	path := filepath.Join(b.opt.Resume, CheckpointFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &CheckpointError{File: path, Msg: "no checkpoint to resume (a search writes one with a checkpoint directory)"}
+		return noCheckpoint(b.opt.Resume)
 	}
 	if err != nil {
 		return &CheckpointError{File: path, Msg: err.Error()}
@@ -851,6 +856,12 @@ func (b *bfs) resume() error {
 		b.disk.resumed, b.disk.resumedAt = path, b.depth
 	}
 	return err
+}
+
+// noCheckpoint is the error of a resume from dir, which holds no
+// checkpoint.
+func noCheckpoint(dir string) error {
+	return &CheckpointError{File: filepath.Join(dir, CheckpointFile), Msg: "no checkpoint to resume (a search writes one with a checkpoint directory)"}
 }
 
 // readCheckpoint reads a checkpoint into b, checking it as it goes; it

@@ -28,8 +28,12 @@ func newDiskFlags(fs *flag.FlagSet) diskFlags {
 	}
 }
 
-// check refuses the flags with a random search.
+// check refuses the flags with a random search, and --checkpoint-every
+// without a checkpoint directory to save in.
 func (d diskFlags) check(mode string) error {
+	if *d.every != 0 && *d.checkpoint == "" && *d.resume == "" {
+		return usagef("--checkpoint-every needs --checkpoint DIR (or --resume DIR) to save in")
+	}
 	if mode == "bfs" {
 		return nil
 	}

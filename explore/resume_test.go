@@ -2,6 +2,8 @@ package explore
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -139,6 +141,16 @@ func TestSearchResumeBadCheckpoint(t *testing.T) {
 	}
 	if code, _, stderr := explore(t, append(base, "--resume", t.TempDir())...); code != exitUsage || !strings.Contains(stderr, "no checkpoint") {
 		t.Errorf("resuming from an empty directory: exit %d, stderr %q", code, stderr)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	if code, _, stderr := explore(t, append(base, "--resume", missing)...); code != exitUsage || !strings.Contains(stderr, "no checkpoint") {
+		t.Errorf("resuming from a missing directory: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("resuming from a missing directory made it: %v", err)
+	}
+	if code, _, stderr := explore(t, append(base, "--checkpoint-every", "1m")...); code != exitUsage || !strings.Contains(stderr, "--checkpoint-every needs") {
+		t.Errorf("--checkpoint-every with no directory to save in: exit %d, stderr %q", code, stderr)
 	}
 	for _, flag := range []string{"--resume", "--checkpoint", "--spill-dir"} {
 		code, _, stderr := explore(t, "search", "--variant", "reference", "--mode", "random", flag, dir)
