@@ -10,18 +10,19 @@ import (
 // fitRule states the boundary between the safe and the violated cells of
 // one invariant's grid as the simplest rule of the form a·X + b·Y ≥ c
 // (|a|, |b| ≤ 3) that separates them, or says the grid is all one verdict;
-// "" when a cell is incomplete or no such rule fits. It is what was found
-// on the grid, never a claim beyond it.
+// "" when a cell is incomplete, safe only within a random search's budget
+// (not a proof), or no such rule fits. It is what was found on the grid,
+// never a claim beyond it.
 func fitRule(g viz.SweepGrid, inv string) string {
 	var safe, bad [][2]int
 	for _, c := range g.Cells {
 		if c.Invariant != inv {
 			continue
 		}
-		switch c.Verdict {
-		case viz.VerdictSafe:
+		switch {
+		case c.Verdict == viz.VerdictSafe && c.Proof:
 			safe = append(safe, [2]int{c.X, c.Y})
-		case viz.VerdictViolated:
+		case c.Verdict == viz.VerdictViolated:
 			bad = append(bad, [2]int{c.X, c.Y})
 		default:
 			return ""

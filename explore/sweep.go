@@ -581,9 +581,22 @@ func printGrid(w io.Writer, g viz.SweepGrid, depth int) {
 		}
 		if r := g.Rules[inv]; r != "" {
 			fmt.Fprintf(w, "rule found on this grid%s: %s\n", within, r)
+		} else if budgetOnly(g, inv) {
+			fmt.Fprintln(w, "no rule stated: the ✓? cells are safe only within the random search's budget, not proven (a larger --max-states may prove them)")
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// budgetOnly reports whether a cell of inv's grid is safe only within a
+// random search's budget (✓?), which keeps fitRule from stating a rule.
+func budgetOnly(g viz.SweepGrid, inv string) bool {
+	for _, c := range g.Cells {
+		if c.Invariant == inv && c.Verdict == viz.VerdictSafe && !c.Proof {
+			return true
+		}
+	}
+	return false
 }
 
 func cellText(g viz.SweepGrid, x, y int, inv string) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,11 +25,14 @@ var small = []string{"--workers", "2", "--resources", "1", "--ops", "2", "--gran
 // TestSweepRestartGrace sweeps the restart grace period against ttl: a
 // grace period shorter than ttl lets a restarted coordinator grant a lease
 // its holder still counts on; the rule found is grace ≥ ttl, and every
-// violated cell links a saved counterexample that replays.
+// violated cell links a saved counterexample that replays. The safe cells
+// are proofs (within --depth 14): a rule is built on proofs alone, so the
+// same grid searched with too few states for a proof states none.
 func TestSweepRestartGrace(t *testing.T) {
 	dir := t.TempDir()
-	args := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..3", "--param", "ttl=1..2",
-		"--invariant", "exclusive-lease", "--out", dir, "--json"}, small...)
+	grid := []string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..3", "--param", "ttl=1..2",
+		"--invariant", "exclusive-lease", "--json", "--depth", "14"}
+	args := append(append(slices.Clip(grid), "--out", dir), small...)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb, designs.All())
 	var res sweepResult
@@ -50,8 +54,8 @@ func TestSweepRestartGrace(t *testing.T) {
 		t.Errorf("%d violated cells share %d timelines: each cell needs its own", violated, len(links))
 	}
 	for _, c := range res.Grid.Cells {
-		if wantBad := c.X < c.Y; wantBad != (c.Verdict == viz.VerdictViolated) {
-			t.Errorf("grace=%d ttl=%d: %s (%s), want violated=%v", c.X, c.Y, c.Verdict, c.Detail, wantBad)
+		if wantBad := c.X < c.Y; wantBad != (c.Verdict == viz.VerdictViolated) || !wantBad && !c.Proof {
+			t.Errorf("grace=%d ttl=%d: %s (%s, proof %v), want violated=%v or a proof", c.X, c.Y, c.Verdict, c.Detail, c.Proof, wantBad)
 		}
 		if c.Verdict != viz.VerdictViolated {
 			continue
@@ -77,9 +81,19 @@ func TestSweepRestartGrace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "sweep", "restart-no-grace", "heatmap.html")); err != nil {
 		t.Errorf("heat map: %v", err)
 	}
-	// Safe cells here are within a budget only, so the run says so.
-	if code != exitOK && code != exitIncomplete {
+	if code != exitOK {
 		t.Errorf("exit %d", code)
+	}
+	out.Reset()
+	few := slices.Clone(small)
+	few[slices.Index(few, "--max-states")+1] = "50"
+	code = run(context.Background(), append(append(slices.Clip(grid), "--out", t.TempDir()), few...), &out, &errb, designs.All())
+	var budget sweepResult
+	if err := json.Unmarshal(out.Bytes(), &budget); err != nil || code != exitOK {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out.String(), errb.String())
+	}
+	if got := budget.Grid.Rules["exclusive-lease"]; got != "" {
+		t.Errorf("with safe cells only within a budget (--max-states 50), rule %q: want none", got)
 	}
 }
 
@@ -119,7 +133,7 @@ func TestFitRule(t *testing.T) {
 				if safe(x, y) {
 					v = viz.VerdictSafe
 				}
-				g.Cells = append(g.Cells, viz.SweepCell{X: x, Y: y, Invariant: "i", Verdict: v})
+				g.Cells = append(g.Cells, viz.SweepCell{X: x, Y: y, Invariant: "i", Verdict: v, Proof: v == viz.VerdictSafe})
 			}
 		}
 		return g
@@ -143,6 +157,11 @@ func TestFitRule(t *testing.T) {
 	g.Cells[3].Verdict = viz.VerdictIncomplete
 	if got := fitRule(g, "i"); got != "" {
 		t.Errorf("a grid with an incomplete cell got rule %q", got)
+	}
+	g = grid(func(x, y int) bool { return x > y })
+	g.Cells[4].Proof = false // safe within a random search's budget: ✓?
+	if got := fitRule(g, "i"); got != "" {
+		t.Errorf("a grid with a cell safe only within a budget got rule %q", got)
 	}
 }
 
