@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
