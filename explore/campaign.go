@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -120,16 +121,21 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		// NotSearched says why the variant was not searched at this
 		// config (a design's own limit), when it was not.
 		NotSearched string `json:"notSearched,omitempty"`
-		Complete    bool   `json:"complete"`
-		Runs        int    `json:"runs"` // runs done, of the budget
-		Cells       []cell `json:"cells"`
+		// Vacuous names the scenes the verdict rests on that none of
+		// the runs done reached: no verdict yet.
+		Vacuous  string `json:"vacuous,omitempty"`
+		Complete bool   `json:"complete"`
+		Runs     int    `json:"runs"` // runs done, of the budget
+		Cells    []cell `json:"cells"`
 		// Reached counts the runs that reached each scene.
 		Reached checker.Coverage `json:"reached"`
 	}
 	var rows []row
-	complete, runsDone, notSearched, saved := true, 0, 0, 0
+	complete, runsDone, notSearched, vacuous, saved := true, 0, 0, 0, 0
 	for _, r := range results {
 		done := r.Runs == opt.Runs && nothing == ""
+		miss := r.Vacuous()
+		undecided := r.Fault == nil && (!done || miss != 0)
 		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Unexpected: !r.Expected(), Problem: r.Problem(), Runs: r.Runs,
 			Complete: done, Reached: r.Reached}
 		runsDone += r.Runs
@@ -139,12 +145,13 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			// incomplete, and says why.
 			complete, rw.Expected, rw.Unexpected, rw.NotSearched = false, false, false, r.NotSearched.Error()
 			notSearched++
-		case done && r.Expect.Violates&^r.Violated != 0:
-			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
-				opt.Runs, r.Variant.Name)
-		case !done:
-			// A missing violation is no verdict yet: only the violations
-			// found that the spec does not allow are.
+		case r.Fault != nil:
+			// The design's decision failed (Problem says where), which
+			// ended its runs: its author's to mend, unexpected.
+		case undecided:
+			// A missing violation is no verdict yet, nor one that rests
+			// on a scene no run reached: only the violations found that
+			// the spec does not allow are.
 			complete = false
 			extra := r.Violated &^ (r.Expect.Violates | r.Expect.May)
 			rw.Expected, rw.Unexpected = false, extra != 0
@@ -152,6 +159,13 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			if extra != 0 {
 				rw.Problem = "unexpected violations: " + strings.Join(extra.IDs(), ", ")
 			}
+			if done {
+				rw.Vacuous = miss.String()
+				vacuous++
+			}
+		case r.Expect.Violates&^r.Violated != 0:
+			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
+				opt.Runs, r.Variant.Name)
 		}
 		if rw.Unexpected {
 			code = exitViolation
@@ -159,7 +173,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		for _, inv := range spec.Invariants {
 			found, ok := r.Expect.Verdict(inv.ID, r.Violated)
 			c := cell{Invariant: inv.ID, Verdict: "holds", Expected: ok}
-			if !found && !done {
+			if !found && undecided {
 				c.Verdict, c.Expected = "unknown", false // no verdict: not the expected one, nor another
 			}
 			if found {
@@ -182,9 +196,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		code = exitIncomplete
 	}
 	if *jsonOut {
-		o := map[string]any{"ok": code == exitOK, "complete": complete, "seed": opt.Seed, "budget": opt.Runs, "runs": runsDone, "variants": rows}
+		o := map[string]any{"ok": code == exitOK, "complete": complete, "seed": opt.Seed, "budget": opt.Runs, "budgetTotal": opt.Runs * len(results), "runs": runsDone, "variants": rows}
 		if !complete {
-			o["stopped"] = campaignStop(ctx, notSearched, nothing)
+			o["stopped"] = campaignStop(ctx, notSearched, vacuous, nothing)
 		}
 		return code, writeJSON(stdout, o)
 	}
@@ -217,6 +231,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			v = "UNEXPECTED"
 		case rw.NotSearched != "":
 			v = "not searched"
+		case rw.Vacuous != "":
+			v = "vacuous: no run reached " + rw.Vacuous
 		case !rw.Complete:
 			v = fmt.Sprintf("incomplete (%d/%d runs)", rw.Runs, opt.Runs)
 		}
@@ -243,8 +259,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
 	}
 	if !complete {
-		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete or not searched has no verdict\n",
-			campaignStop(ctx, notSearched, nothing), runsDone, opt.Runs*len(results), opt.Runs)
+		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete, vacuous or not searched has no verdict\n",
+			campaignStop(ctx, notSearched, vacuous, nothing), runsDone, opt.Runs*len(results), opt.Runs)
 	}
 	return code, nil
 }
@@ -512,19 +528,28 @@ func unread(fs *flag.FlagSet, mode string, liveness bool) error {
 }
 
 // campaignStop says why a campaign is incomplete: it searched nothing (its
-// budget, in nothing, when not ""), its context stopped it, or n variants
-// could not be searched at its config.
-func campaignStop(ctx context.Context, n int, nothing string) string {
-	if nothing != "" {
-		return nothing
+// budget, in nothing, when not ""), its context stopped it, or some
+// variants have no verdict: notSearched were not searched at the
+// campaign's config, and the verdicts of vacuous rest on a scene none of
+// their runs reached.
+func campaignStop(ctx context.Context, notSearched, vacuous int, nothing string) string {
+	if nothing != "" || ctx.Err() != nil {
+		return cmp.Or(nothing, stopCause(ctx))
 	}
-	if ctx.Err() == nil && n > 0 {
-		if n == 1 {
-			return "a variant not searched at this config"
-		}
-		return fmt.Sprintf("%d variants not searched at this config", n)
+	var why []string
+	switch {
+	case notSearched == 1:
+		why = append(why, "a variant not searched at this config")
+	case notSearched > 1:
+		why = append(why, fmt.Sprintf("%d variants not searched at this config", notSearched))
 	}
-	return stopCause(ctx)
+	switch {
+	case vacuous == 1:
+		why = append(why, "a variant's verdict rests on a scene no run reached, which more --runs or --steps may reach")
+	case vacuous > 1:
+		why = append(why, fmt.Sprintf("%d variants' verdicts rest on scenes no run reached, which more --runs or --steps may reach", vacuous))
+	}
+	return strings.Join(why, "; ")
 }
 
 // stopCause says what ended a search early.
@@ -726,7 +751,7 @@ func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Vari
 // reduceFlag registers --reduce: every reduction by default.
 func reduceFlag(fs *flag.FlagSet) *reduceValue {
 	r := reduceValue(model.Reductions)
-	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores) store states with the clocks nothing reads any more cut (timers) and the messages nobody will take delivered (dead-delivered: a search that finds a violation searches again without it, to the counterexamples' length, for the shortest), and leave out a state when the same state with a fault less spent (budgets) or requests a tick younger (ages) is stored: the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets, ages, dead-delivered")
+	fs.Var(&r, "reduce", "bfs: the model's reductions: leave out the steps they strike (pauses under an asynchronous network, losing or duplicating a reply nobody waits for, reads the design ignores), store states with the clocks nothing reads any more cut (timers) and the messages nobody will take delivered (dead-delivered: a search that finds a violation searches again without it, to the counterexamples' length, for the shortest), and leave out a state when the same state with a fault less spent (budgets) or requests a tick younger (ages) is stored: the same verdicts and shortest counterexamples from fewer states; true (all), false (the full search), or a list of pauses, dead-replies, reads, timers, budgets, ages, dead-delivered")
 	return &r
 }
 
