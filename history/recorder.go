@@ -19,9 +19,11 @@ import (
 // operation took effect.
 //
 // Misuse (a second invocation while a process has one open, a completion of an
-// operation that is not open, an unknown type or f) is not recorded: it
-// leaves the recording well formed and is reported, with any error from the
-// writer, by Err.
+// operation that is not open, an unknown type or f) is not recorded and is
+// reported by Err: the recording stays well formed and goes on, in memory
+// and on the writer alike. Only a failed write stops the writing (the writer
+// then holds the header and the events before the one that failed); the
+// events are still kept for History.
 type Recorder struct {
 	mu    sync.Mutex
 	clock func() int64
@@ -29,7 +31,10 @@ type Recorder struct {
 	h     History
 	open  map[string]*Pending
 	buf   []byte
-	err   error
+	// misuse is the first misuse; werr the error of the write that failed,
+	// after which nothing more is written; werrFirst says werr came first.
+	misuse, werr error
+	werrFirst    bool
 }
 
 // Pending is an operation invoked and not yet completed: the handle that
@@ -43,8 +48,8 @@ type Pending struct {
 // in Format and Version. clock stamps the events: it must be monotonic and run
 // at the coordinator's rate, in the unit header.TimeUnit names (see
 // MonotonicClock). If w is not nil the header and every event are written to
-// it as JSON lines as soon as they are recorded; the events are also kept
-// for History.
+// it as JSON lines as soon as they are recorded, until a write fails (see
+// Err); the events are also kept for History.
 func NewRecorder(header Header, clock func() int64, w io.Writer) *Recorder {
 	header.Format, header.Version = Format, Version
 	r := &Recorder{clock: clock, w: w, open: map[string]*Pending{}}
@@ -169,18 +174,21 @@ func (r *Recorder) add(e Event) {
 	}
 }
 
+// write writes b to r.w unless a write has failed already; r.mu is held.
 func (r *Recorder) write(b []byte) {
-	if r.err != nil {
+	if r.werr != nil {
 		return
 	}
 	if _, err := r.w.Write(b); err != nil {
-		r.err = fmt.Errorf("recorder: writing the history: %w", err)
+		r.werr = fmt.Errorf("recorder: writing the history: %w", err)
+		r.werrFirst = r.misuse == nil
 	}
 }
 
+// fail reports a misuse, which is not recorded; r.mu is held.
 func (r *Recorder) fail(err error) {
-	if r.err == nil {
-		r.err = err
+	if r.misuse == nil {
+		r.misuse = err
 	}
 }
 
@@ -194,9 +202,22 @@ func (r *Recorder) History() *History {
 	return &h
 }
 
-// Err returns the first misuse of the recorder or error from its writer.
+// Err returns nil if the recording has had no misuse and every write
+// succeeded. Otherwise it returns the first misuse of the recorder, the error
+// of the write that failed (after which the writer holds only the events
+// before it), or both, joined (errors.Join) in the order they happened, so
+// that a failed write is never hidden by an earlier misuse: errors.Is and
+// errors.As see the writer's error through it.
 func (r *Recorder) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.err
+	switch {
+	case r.werr == nil:
+		return r.misuse
+	case r.misuse == nil:
+		return r.werr
+	case r.werrFirst:
+		return errors.Join(r.werr, r.misuse)
+	}
+	return errors.Join(r.misuse, r.werr)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,119 @@ func TestRecorderMisuse(t *testing.T) {
 			}
 			if _, err := ReadAll("recorded", &out); err != nil && !errors.Is(err, ErrNoEvents) {
 				t.Fatalf("misuse left a malformed history: %v", err)
+			}
+		})
+	}
+}
+
+// After a misuse the recording goes on on the writer as in memory: the file
+// holds exactly the events History holds.
+func TestRecorderMisuseKeepsWriting(t *testing.T) {
+	misuses := map[string]func(r *Recorder){
+		"double complete": func(r *Recorder) {
+			p := r.Invoke("w1", Acquire, "job-1", Value{Owner: "w1", Incarnation: "1", RequestID: "r1", TTL: 100})
+			r.Complete(p, OK, Value{Token: 1})
+			r.Complete(p, OK, Value{Token: 1})
+		},
+		"second invoke": func(r *Recorder) {
+			p := r.Invoke("w1", Read, "job-1", Value{ResultID: "t0"})
+			r.Invoke("w1", Read, "job-1", Value{ResultID: "t0"})
+			r.Complete(p, OK, Value{})
+		},
+		"unknown fault": func(r *Recorder) { r.Fault("w1", Write, Value{}) },
+		"bad apply":     func(r *Recorder) { r.Apply("job-1", Value{Writer: "w1"}) },
+	}
+	for name, misuse := range misuses {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			var tick int64
+			r := NewRecorder(Header{TimeUnit: "tick"}, func() int64 { tick++; return tick }, &out)
+			r.Complete(r.Invoke(Coordinator, Advance, "job-1", Value{}), OK, Value{Token: 1})
+			misuse(r)
+			if r.Err() == nil {
+				t.Fatal("Err() = nil after a misuse")
+			}
+			for i := range 3 {
+				id := fmt.Sprint("t", i)
+				w := r.Invoke("w1", Write, "job-1", Value{Token: 1, ResultID: id, Payload: "p", HasPayload: true, Task: id})
+				r.Fault(Nemesis, Partition, Value{})
+				r.Complete(w, OK, Value{Outcome: Written})
+			}
+			got, err := ReadAll("recorded", &out)
+			if err != nil {
+				t.Fatalf("the recorder wrote a malformed history: %v", err)
+			}
+			want := r.History().Events
+			if len(got.Events) != len(want) {
+				t.Fatalf("the file holds %d events, the recorder %d", len(got.Events), len(want))
+			}
+			for i, e := range got.Events {
+				e.Line = 0
+				if !reflect.DeepEqual(e, want[i]) {
+					t.Fatalf("event %d in the file = %+v, recorded %+v", i, e, want[i])
+				}
+			}
+		})
+	}
+}
+
+// failAfter fails every write after its first n.
+type failAfter struct {
+	n int
+	w bytes.Buffer
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failAfter) Write(b []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errDiskFull
+	}
+	f.n--
+	return f.w.Write(b)
+}
+
+// Err reports a misuse and a failed write both, in the order they happened;
+// after the failed write the writer holds the events before it.
+func TestRecorderMisuseAndWriterError(t *testing.T) {
+	doubleComplete := func(r *Recorder) {
+		p := r.Invoke("a", Read, "x", Value{ResultID: "r"})
+		r.Complete(p, OK, Value{})
+		r.Complete(p, OK, Value{})
+	}
+	for _, misuseFirst := range []bool{true, false} {
+		t.Run(fmt.Sprint("misuse first ", misuseFirst), func(t *testing.T) {
+			w := &failAfter{n: 4} // the header and three events
+			r := NewRecorder(Header{}, MonotonicClock(time.Nanosecond), w)
+			faults := func() { // the second or the fourth is the write that fails
+				for range 4 {
+					r.Fault(Nemesis, Partition, Value{})
+				}
+			}
+			if misuseFirst {
+				doubleComplete(r)
+				faults()
+			} else {
+				faults()
+				doubleComplete(r)
+			}
+			err := r.Err()
+			if err == nil || !errors.Is(err, errDiskFull) || !strings.Contains(err.Error(), "not open") {
+				t.Fatalf("Err() = %v, want the misuse and the failed write", err)
+			}
+			msg := err.Error()
+			if first := strings.Index(msg, "not open") < strings.Index(msg, "disk full"); first != misuseFirst {
+				t.Fatalf("Err() = %q: not in the order they happened", msg)
+			}
+			got, rerr := ReadAll("recorded", &w.w)
+			if rerr != nil {
+				t.Fatalf("the recorder wrote a malformed history: %v", rerr)
+			}
+			if n := len(got.Events); n != 3 {
+				t.Fatalf("the writer holds %d events, want the 3 before the failed write", n)
+			}
+			if n := len(r.History().Events); n != 6 {
+				t.Fatalf("%d events kept, want 6", n)
 			}
 		})
 	}
