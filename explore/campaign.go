@@ -132,6 +132,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	}
 	var rows []row
 	complete, runsDone, notSearched, vacuous, saved := true, 0, 0, 0, 0
+	var saveErr error // the first counterexample not saved
 	for _, r := range results {
 		done := r.Runs == opt.Runs && nothing == ""
 		miss := r.Vacuous()
@@ -182,11 +183,12 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 				h := checker.Counterexample(r.Variant.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s (campaign seed %d, run %d, shrunk)", r.Variant.Name, inv.ID, opt.Seed, f.FirstRun))
 				c.Ops = len(h.Ops())
 				path, err := save(filepath.Join(*out, r.Variant.Name), inv.ID, h, cat)
-				if err != nil {
-					return 0, err
+				if err != nil { // the matrix is still reported, the error after it
+					saveErr = cmp.Or(saveErr, err)
+				} else {
+					c.File = path
+					saved++
 				}
-				c.File = path
-				saved++
 			}
 			rw.Cells = append(rw.Cells, c)
 		}
@@ -200,7 +202,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		if !complete {
 			o["stopped"] = campaignStop(ctx, notSearched, vacuous, nothing)
 		}
-		return code, writeJSON(stdout, o)
+		if err := writeJSON(stdout, o); err != nil {
+			return 0, err
+		}
+		return code, reported(code, saveErr)
 	}
 	fmt.Fprintf(stdout, "fencecheck campaign: %d variants x %d invariants, %d runs of %d actions each, seed %d, %s\n\n",
 		len(results), len(spec.Invariants), opt.Runs, opt.Steps, opt.Seed, time.Since(start).Round(time.Millisecond))
@@ -262,7 +267,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete, vacuous or not searched has no verdict\n",
 			campaignStop(ctx, notSearched, vacuous, nothing), runsDone, opt.Runs*len(results), opt.Runs)
 	}
-	return code, nil
+	return code, reported(code, saveErr)
 }
 
 func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
@@ -485,18 +490,28 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		return code, nil
 	}
 	h := checker.Counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
-	path, err := save(filepath.Join(*out, v.Name), inv, h, cat)
-	if err != nil {
-		return 0, err
+	// A counterexample that cannot be saved is still reported, with its
+	// trace, and the error after it (reported): found, it is not lost.
+	path, saveErr := save(filepath.Join(*out, v.Name), inv, h, cat)
+	found := map[string]any{"invariant": inv, "operations": len(h.Ops()), "actions": len(run.Actions), "file": path}
+	if saveErr != nil {
+		found["saveError"] = saveErr.Error()
 	}
-	summary["violation"] = map[string]any{"invariant": inv, "operations": len(h.Ops()), "actions": len(run.Actions), "file": path}
+	summary["violation"] = found
 	if *jsonOut {
-		return exitViolation, writeJSON(stdout, summary)
+		if err := writeJSON(stdout, summary); err != nil {
+			return 0, err
+		}
+		return exitViolation, reported(exitViolation, saveErr)
 	}
-	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) in %s (and .html)\n",
-		v.Name, inv, len(h.Ops()), len(run.Actions), path)
+	where := "in " + path + " (and .html)"
+	if saveErr != nil {
+		where = "not saved (the error follows on standard error)"
+	}
+	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) %s\n",
+		v.Name, inv, len(h.Ops()), len(run.Actions), where)
 	printTrace(stdout, run, h, cat)
-	return exitViolation, nil
+	return exitViolation, reported(exitViolation, saveErr)
 }
 
 // maxCores is the most --cores takes: 256, or the machine's cores if it

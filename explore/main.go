@@ -35,17 +35,101 @@ const (
 	exitIncomplete = 3
 )
 
-// exitStatuses documents the exit statuses (in --help and the README).
+// exitStatuses documents the exit statuses of every verb (explore --help,
+// and the README's table); a verb's --help gives its own, verbExitStatuses.
 const exitStatuses = `exit status:
   0  nothing unexpected: no violation (beyond a history's expect), every campaign verdict
-     as the spec expects, a search's whole budget done or its bounded space exhausted
-  1  a violation (for the campaign: a verdict the spec does not expect; for search --liveness:
-     progress fails, a witness saved)
+     as the spec expects, a search's whole budget done or its bounded space exhausted, every
+     sweep cell with a verdict (a sweep's violations are its findings, not failures)
+  1  a violation (for the campaign: a verdict the spec does not expect; for replay: a history
+     not reproduced too; for search --liveness: progress fails, a witness saved; never for sweep)
   2  usage or input error (the message names the file, line and field at fault)
   3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C) before the budget was spent or
      the space exhausted, or nothing to search (--runs 0), with no violation found so far (a BFS
-     with --checkpoint prints the --resume command that goes on); for search --liveness, progress
-     not checked`
+     with --checkpoint prints the --resume command that goes on; for check, porcupine ran out of
+     --timeout); for search --liveness, progress not checked`
+
+// usageStatus is status 2, as every verb has it.
+const usageStatus = `
+  2  usage or input error (the message names the file, line and field at fault)`
+
+// verbExitStatuses are each verb's exit statuses, as its --help gives them
+// (every status is listed, one a verb never ends with says so): read from
+// the verb's code, which is what they must say.
+var verbExitStatuses = map[string]string{
+	"campaign": `exit status:
+  0  nothing unexpected: every variant searched with its whole budget, every verdict as the spec
+     expects
+  1  a verdict the spec does not expect: a violation it does not allow, an expected violation
+     not found in the whole budget, or a design's decision that failed (the row says which)` + usageStatus + `
+  3  incomplete: stopped (--time, Ctrl-C) before every run was done, nothing to search (--runs 0,
+     --steps 0), a variant not searched at these bounds (a design's own limit), or a verdict
+     resting on a scene no run reached (vacuous), with nothing unexpected found so far`,
+	"search": `exit status:
+  0  nothing unexpected: no violation, the whole budget done (random) or the bounded space
+     exhausted (bfs), the scenes the verdict depends on reached; with --liveness, progress holds
+  1  a violation (its counterexample shrunk and saved), or the design's decision failed (no
+     verdict past it); with --liveness, progress fails (a witness saved)` + usageStatus + `
+  3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C, a checkpoint not written)
+     before the budget was spent or the space exhausted, nothing to search (--runs 0), or the
+     scenes the verdict depends on never reached, with no violation found so far (a BFS with
+     --checkpoint prints the --resume command that goes on); with --liveness, progress not checked`,
+	"replay": `exit status:
+  0  nothing unexpected: the model reproduces every event, and the history violates nothing beyond
+     its header's expect
+  1  a violation beyond the header's expect, or the history not reproduced (the first event the
+     model does otherwise is said)` + usageStatus + `
+  3  never: a replay is checked to its end`,
+	"check": `exit status:
+  0  nothing unexpected: no violation beyond the header's expect, every invariant judged
+  1  a violation beyond the header's expect` + usageStatus + `
+  3  incomplete: porcupine ran out of --timeout on a resource (unknown; "complete": false in
+     --json), or Ctrl-C stopped the check, with no unexpected violation found so far`,
+	"viz": `exit status:
+  0  the picture drawn (violations are marked on it, not judged: explore check judges)
+  1  never: viz judges nothing` + usageStatus + `
+  3  never: viz judges nothing`,
+	"sweep": `exit status:
+  0  every cell has a verdict: violations are a sweep's findings (in the grid and the heat
+     map), not failures
+  1  never: a violated cell is a finding, exit 0` + usageStatus + `
+  3  incomplete: a cell without a verdict (its search stopped, its bound never reached what the
+     verdict depends on, or the design's decision failed there), or the sweep stopped (--time,
+     Ctrl-C) before every point was searched`,
+	"merge": `exit status:
+  0  nothing unexpected: of a search, no violation found by any job, every job complete and the
+     scenes the verdict depends on reached together; of a sweep, every cell has a verdict
+  1  of a search, a violation (a job's counterexample), or the design's decision failed in a
+     job; never of a sweep (its violations are findings)
+  2  usage or input error: a file that is not a job's --json (the message names it), jobs of
+     different searches, a job twice or one missing
+  3  incomplete: of a search, a job stopped early, or the jobs together never reached the scenes
+     the verdict depends on; of a sweep, a cell without a verdict`,
+	"real": `exit status:
+  0  nothing unexpected: every run done and checked in full, none violating an invariant the real
+     stack is not expected to (with --schedule: the real history violates none such)
+  1  a run caught: it violates an invariant the real stack is not expected to (with --schedule:
+     the real history does; a mismatch with the model alone is not a violation)
+  2  usage or input error, or runs that could not start (a database it cannot open)
+  3  incomplete: the runs ended early (Ctrl-C, a lease service or database gone, a run past
+     --run-timeout) or a run's linearizability check ran out of time, with no run caught so far`,
+	"variants": `exit status:
+  0  the list printed
+  1  never` + usageStatus + `
+  3  never`,
+	"invariants": `exit status:
+  0  the list printed
+  1  never` + usageStatus + `
+  3  never`,
+}
+
+// exitStatusesOf is the exit statuses verb's --help gives.
+func exitStatusesOf(verb string) string {
+	if s, ok := verbExitStatuses[verb]; ok {
+		return s
+	}
+	return exitStatuses
+}
 
 // usageError marks a usage or input error (every verb error is one: exit
 // status 2).
@@ -121,9 +205,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 			return exitOK
 		}
 		if len(named) > 1 || findVerb(named[0]) == nil {
-			fmt.Fprintf(stderr, "explore help: want one verb, got %q\n", strings.Join(named, " "))
+			err := fmt.Errorf("want one verb, got %q", strings.Join(named, " "))
+			if len(named) == 1 {
+				err = fmt.Errorf("unknown verb %q", named[0]) // as explore VERB says it
+			}
+			fmt.Fprintf(stderr, "explore help: %v\n", err)
 			if asJSON {
-				writeJSON(stdout, errorObject(fmt.Errorf("want one verb, got %q", strings.Join(named, " "))))
+				writeJSON(stdout, errorObject(err))
 			}
 			printUsage(stderr, false)
 			return exitUsage
@@ -152,6 +240,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 	if err == nil && out.err != nil {
 		err = fmt.Errorf("writing the output: %w", out.err)
 	}
+	var after afterResult
+	if errors.As(err, &after) && out.err == nil {
+		fmt.Fprintf(stderr, "explore %s: %v\n", name, after.err)
+		if after.code == exitOK {
+			return exitUsage // what the result promised was not all done: no pass
+		}
+		return after.code
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "explore %s: %v\n", name, err)
 		if wantsJSON(args) {
@@ -160,6 +256,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spe
 		return exitUsage
 	}
 	return code
+}
+
+// afterResult is an error a verb met after it had reported its result
+// (a counterexample found and printed, then not saved under --out): run
+// says it on standard error and ends with the result's exit status, code,
+// not a usage error's 2, which would read as if nothing had been found;
+// but never with 0, which would read as a pass (2 then). With --json, run
+// prints no error object: the verb's own has said it (and the error, in a
+// field of its own). Make one with reported.
+type afterResult struct {
+	code int
+	err  error
+}
+
+func (a afterResult) Error() string { return a.err.Error() }
+func (a afterResult) Unwrap() error { return a.err }
+
+// reported is err met after a result whose exit status is code was
+// reported (see afterResult): a verb returns code, reported(code, err).
+// It is nil when err is.
+func reported(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return afterResult{code, err}
 }
 
 // errWriter keeps the first error writing to w: a verb's text output does
@@ -251,7 +372,7 @@ func printUsage(w io.Writer, asJSON bool) {
 			vs = append(vs, map[string]string{"verb": v.name, "args": v.args, "summary": v.summary})
 		}
 		vs = append(vs, map[string]string{"verb": "help", "args": "[VERB]", "summary": helpSummary})
-		writeJSON(w, map[string]any{"verbs": vs, "exitStatus": exitStatusJSON()})
+		writeJSON(w, map[string]any{"verbs": vs, "exitStatus": exitStatusJSON(exitStatuses)})
 		return
 	}
 	fmt.Fprintln(w, "usage: explore [VERB] [flags]\n\nfencecheck: a model checker and history checker for lease + fencing-token protocols.\n\nverbs:")
@@ -260,7 +381,7 @@ func printUsage(w io.Writer, asJSON bool) {
 		fmt.Fprintf(w, "  %-10s   %s\n", "", v.summary)
 	}
 	fmt.Fprintf(w, "  %-10s %s\n  %-10s   %s\n", "help", "[VERB]", "", helpSummary)
-	fmt.Fprintln(w, "\nWith no verb, explore runs the campaign. Every verb takes --json and --help.\n\n"+exitStatuses)
+	fmt.Fprintln(w, "\nWith no verb, explore runs the campaign. Every verb takes --json and --help (which gives its own\nexit statuses).\n\n"+exitStatuses)
 }
 
 // flags makes a verb's flag set: errors are returned, --help prints usage.
@@ -276,13 +397,13 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 				fl = append(fl, map[string]string{"name": f.Name, "default": f.DefValue, "usage": f.Usage})
 			})
 			writeJSON(stdout, map[string]any{"verb": name, "usage": strings.TrimSpace("explore " + name + " " + args),
-				"summary": summary, "flags": fl, "exitStatus": exitStatusJSON()})
+				"summary": summary, "flags": fl, "exitStatus": exitStatusJSON(exitStatusesOf(name))})
 			return
 		}
 		fs.SetOutput(stdout)
 		fmt.Fprintf(stdout, "usage: explore %s %s\n\n%s\n\nflags:\n", name, args, summary)
 		fs.PrintDefaults()
-		fmt.Fprintln(stdout, "\n"+exitStatuses)
+		fmt.Fprintln(stdout, "\n"+exitStatusesOf(name))
 		fs.SetOutput(io.Discard)
 	}
 	helps[fs] = help
@@ -294,12 +415,12 @@ func flags(name, args, summary string, stdout io.Writer) (*flag.FlagSet, *bool) 
 // verbs in one process).
 var helps = map[*flag.FlagSet]func(asJSON bool){}
 
-// exitStatusJSON is exitStatuses as --help --json gives it: each status's
-// text on one line, by status.
-func exitStatusJSON() map[string]string {
+// exitStatusJSON is text, exitStatuses or a verb's, as --help --json gives
+// it: each status's text on one line, by status.
+func exitStatusJSON(text string) map[string]string {
 	out := map[string]string{}
 	var code string
-	for _, line := range strings.Split(exitStatuses, "\n")[1:] {
+	for _, line := range strings.Split(text, "\n")[1:] {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
@@ -329,7 +450,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // which are then in fs.Args(); after a "--" every argument is positional
 // (explore merge a.json -- --odd-name.json). A flag given twice is a usage
 // error naming it (the last one used to win, silently), unless it is
-// repeatable (sweep's --param).
+// repeatable (sweep's --param). A verb that saves what it finds under --out
+// has --out checked here, before any work (checkOut).
 func parse(fs *flag.FlagSet, args []string) error {
 	once := watchOnce(fs)
 	defer once.restore()
@@ -360,7 +482,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(append(append([]string{"--"}, between...), pos...)); err != nil {
 		return err
 	}
-	return notNegative(fs)
+	if err := notNegative(fs); err != nil {
+		return err
+	}
+	return checkOut(fs)
 }
 
 // onceFlags watches a flag set while parse parses it: each flag's value is

@@ -613,3 +613,80 @@ func TestReadmeShowsTheDefaultCampaign(t *testing.T) {
 		t.Errorf("README.md's campaign matrix differs from the default campaign's; the campaign prints:\n%s", strings.Join(got, "\n"))
 	}
 }
+
+// TestVerbExitStatuses: each verb's --help gives its own exit statuses,
+// all four, as its code ends (one generic text said "1 a violation" for
+// sweep, which exits 0 on its violations, and check's did not say that a
+// porcupine --timeout gives 3); --help --json gives the same.
+func TestVerbExitStatuses(t *testing.T) {
+	for _, v := range verbs {
+		text, ok := verbExitStatuses[v.name]
+		if !ok {
+			t.Errorf("%s has no exit statuses of its own", v.name)
+			continue
+		}
+		_, stdout, _ := explore(t, v.name, "--help")
+		if !strings.HasSuffix(stdout, "\n"+text+"\n") {
+			t.Errorf("%s --help does not end with its exit statuses:\n%s", v.name, stdout)
+		}
+		_, stdout, _ = explore(t, v.name, "--help", "--json")
+		var got struct{ ExitStatus map[string]string }
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || len(got.ExitStatus) != 4 ||
+			!strings.HasPrefix(got.ExitStatus["2"], "usage or input error") {
+			t.Errorf("%s --help --json: exit statuses %v (%v)", v.name, got.ExitStatus, err)
+		}
+		for code, s := range got.ExitStatus {
+			if !strings.Contains(text, "  "+code+"  "+s[:min(len(s), 20)]) {
+				t.Errorf("%s --help --json: status %s is %q, not the text's", v.name, code, s)
+			}
+		}
+	}
+	for _, c := range []struct{ verb, code, want string }{
+		{"sweep", "0", "violations are a sweep's findings"},
+		{"sweep", "1", "never"},
+		{"check", "3", "--timeout"},
+		{"check", "3", "Ctrl-C"},
+		{"replay", "1", "not reproduced"},
+		{"replay", "3", "never"},
+		{"viz", "1", "never"},
+		{"real", "3", "--run-timeout"},
+		{"merge", "1", "never of a sweep"},
+		{"campaign", "3", "not searched at these bounds"},
+		{"campaign", "3", "vacuous"},
+		{"campaign", "1", "decision that failed"},
+		{"search", "3", "progress not checked"},
+	} {
+		got := exitStatusJSON(verbExitStatuses[c.verb])[c.code]
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s's exit status %s: %q, want it to say %q", c.verb, c.code, got, c.want)
+		}
+	}
+	// The statuses of every verb, in explore --help, say sweep's 0 too.
+	_, stdout, _ := explore(t, "--help")
+	if !strings.Contains(stdout, "never for sweep") || !strings.Contains(stdout, "--timeout") {
+		t.Errorf("explore --help: the statuses of every verb leave sweep or check out:\n%s", stdout)
+	}
+}
+
+// TestHelpUnknownVerb: explore help frob says, as explore frob does, that
+// the verb is unknown (it said `want one verb, got "frob"`), and lists the
+// verbs; two verbs are still "want one verb".
+func TestHelpUnknownVerb(t *testing.T) {
+	code, stdout, stderr := explore(t, "help", "frob")
+	if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "explore help: unknown verb \"frob\"\n") ||
+		!strings.Contains(stderr, "\nverbs:\n") || !strings.Contains(stderr, "  sweep ") {
+		t.Errorf("help frob: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	_, _, direct := explore(t, "frob")
+	if !strings.HasPrefix(direct, "explore: unknown verb \"frob\"\n") || strings.TrimPrefix(direct, "explore: ") != strings.TrimPrefix(stderr, "explore help: ") {
+		t.Errorf("explore frob says %q, explore help frob %q: not the same", direct, stderr)
+	}
+	code, stdout, _ = explore(t, "help", "frob", "--json")
+	var o map[string]any
+	if code != exitUsage || json.Unmarshal([]byte(stdout), &o) != nil || o["error"] != `unknown verb "frob"` {
+		t.Errorf("help frob --json: exit %d, %q", code, stdout)
+	}
+	if code, _, stderr := explore(t, "help", "search", "check"); code != exitUsage || !strings.Contains(stderr, `want one verb, got "search check"`) {
+		t.Errorf("help search check: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -153,6 +154,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	res, runErr := realdb.Run(ctx, cfg)
 	code := exitOK
 	var files []string
+	var saveErr error     // the first history not saved
 	var unknownRuns []int // numbered from 1
 	for _, r := range res.Runs {
 		if len(r.Report.Unknown) > 0 {
@@ -165,8 +167,9 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 			code = exitViolation
 		}
 		path, err := save(dir, strings.TrimSuffix(filepath.Base(cfg.RunFile(r.Run)), ".jsonl"), r.History, cat) // the file the run was written to as it happened
-		if err != nil {
-			return 0, err
+		if err != nil {                                                                                         // the verdicts are still reported, the error after them
+			saveErr = cmp.Or(saveErr, err)
+			continue
 		}
 		files = append(files, path)
 	}
@@ -200,7 +203,10 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		if runErr != nil {
 			j["error"], j["stopped"] = runErr.Error(), realStopCause(ctx, runErr, cfg.RunTimeout)
 		}
-		return code, writeJSON(stdout, j)
+		if err := writeJSON(stdout, j); err != nil {
+			return 0, err
+		}
+		return code, reported(code, saveErr)
 	}
 	fmt.Fprintf(stdout, "%s lease, %s sink on %s", cfg.Lease, cfg.Sink, cfg.DB)
 	if *fault != faultNone {
@@ -257,7 +263,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	} else if code == exitIncomplete {
 		fmt.Fprintf(stdout, "incomplete: %d of %d runs done%s; no violation found in what was checked\n", len(res.Runs), cfg.Runs, notChecked(res.Unknown))
 	}
-	return code, nil
+	return code, reported(code, saveErr)
 }
 
 // notChecked says how many runs' checks ran out of time, if any.

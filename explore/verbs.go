@@ -408,24 +408,85 @@ func sameFile(a, b string) bool {
 
 // save writes a counterexample history and its HTML picture under dir (the
 // picture's model marks come from re-running the trace with the design
-// found in cat).
+// found in cat). dir is under --out (every caller's is): an error names the
+// file not written and says so.
 func save(dir, base string, h *history.History, cat []spec.Variant) (string, error) {
+	path := filepath.Join(dir, base+".jsonl")
+	notSaved := func(file string, err error) (string, error) {
+		return "", fmt.Errorf("%s not saved (under --out): %w", file, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return notSaved(path, err)
 	}
 	var b bytes.Buffer
 	if err := history.Encode(&b, h); err != nil {
-		return "", err
+		return notSaved(path, err)
 	}
-	path := filepath.Join(dir, base+".jsonl")
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return "", err
+		return notSaved(path, err)
 	}
 	var page bytes.Buffer
+	pagePath := filepath.Join(dir, base+".html")
 	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: checker.Highlights(h, cat)}); err != nil {
-		return "", err
+		return notSaved(pagePath, err)
 	}
-	return path, os.WriteFile(filepath.Join(dir, base+".html"), page.Bytes(), 0o644)
+	if err := os.WriteFile(pagePath, page.Bytes(), 0o644); err != nil {
+		return notSaved(pagePath, err)
+	}
+	return path, nil
+}
+
+// savesUnderOut are the verbs that save what they find under --out after
+// searching or running (counterexamples, histories, heat maps): parse
+// checks their --out before any work (checkOut). merge is not one: it
+// writes under --out only for sweeps, and its inputs stay.
+var savesUnderOut = map[string]bool{"explore campaign": true, "explore search": true, "explore sweep": true, "explore real": true}
+
+// checkOut is a usage error, before any work, when fs is a verb of
+// savesUnderOut and its --out cannot be written: an existing file, a path
+// under a file, or a folder that cannot be made or written in (a read-only
+// file system, /proc/x). A search that found a counterexample and could
+// not save it lost it. The check is made by doing: a folder of its own is
+// made, then removed, in --out or, when --out does not exist yet, in the
+// nearest folder above it that does (--out itself is not made here).
+func checkOut(fs *flag.FlagSet) error {
+	f := fs.Lookup("out")
+	if f == nil || !savesUnderOut[fs.Name()] {
+		return nil
+	}
+	out := f.Value.String()
+	dir := filepath.Clean(out) // "" is ".", as filepath.Join reads it
+	for {
+		st, err := os.Stat(dir)
+		if err == nil && !st.IsDir() {
+			if dir == filepath.Clean(out) {
+				return usagef("--out %s: not a folder", out)
+			}
+			return usagef("--out %s: cannot be made: %s is not a folder", out, dir)
+		}
+		if err == nil {
+			break
+		}
+		if _, lerr := os.Lstat(dir); lerr == nil { // there, but not to be followed: a link to nothing
+			return usagef("--out %s: cannot be made: %s: %v", out, dir, bare(err))
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return usagef("--out %s: cannot be made: %v", out, err)
+		}
+		dir = up
+	}
+	probe, err := os.MkdirTemp(dir, ".explore-out-check-")
+	if err != nil {
+		if dir == filepath.Clean(out) {
+			return usagef("--out %s: cannot write in it: %v", out, bare(err))
+		}
+		return usagef("--out %s: cannot be made: no folder can be made in %s: %v", out, dir, bare(err))
+	}
+	if err := os.Remove(probe); err != nil {
+		return fmt.Errorf("--out %s: removing the folder made to check it: %w", out, err)
+	}
+	return nil
 }
 
 // porcupinePages writes porcupine's own linearizability picture of every
