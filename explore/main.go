@@ -174,7 +174,32 @@ func Main(args []string, own ...spec.Variant) int {
 		<-ctx.Done()
 		stop()
 	}()
-	return run(ctx, args[1:], os.Stdout, os.Stderr, append(designs.All(), own...))
+	cat := append(designs.All(), own...)
+	if err := catalogueError(cat); err != nil {
+		fmt.Fprintf(os.Stderr, "explore: %v\n", err)
+		return exitUsage
+	}
+	return run(ctx, args[1:], os.Stdout, os.Stderr, cat)
+}
+
+// catalogueError says what is wrong with a catalogue of variants, or is
+// nil: a name empty, taken twice (a design of a user's named as a built-in
+// one was shadowed by it: searched, the built-in was), or one that a file
+// name or a NAME@p=v argument cannot carry.
+func catalogueError(cat []spec.Variant) error {
+	taken := map[string]bool{}
+	for _, v := range cat {
+		switch {
+		case v.Name == "":
+			return errors.New("a variant has no name (spec.Variant.Name)")
+		case taken[v.Name]:
+			return fmt.Errorf("variant %q: the name is taken (by a built-in variant or another given to explore.Main): give it another", v.Name)
+		case strings.TrimLeft(v.Name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" || v.Name[0] == '-' || v.Name[0] == '.':
+			return fmt.Errorf("variant %q: a name is letters, digits, '-', '_' and '.', beginning with a letter or a digit (it names folders and files, and NAME@p=v picks parameters)", v.Name)
+		}
+		taken[v.Name] = true
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, cat []spec.Variant) int {

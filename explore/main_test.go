@@ -690,3 +690,23 @@ func TestHelpUnknownVerb(t *testing.T) {
 		t.Errorf("help search check: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestCatalogueNames: a design of a user's named as a built-in one (which
+// shadowed it: search --variant reference searched the built-in, and both
+// campaign rows saved into one folder), or with no name, or one a folder
+// cannot carry, is refused.
+func TestCatalogueNames(t *testing.T) {
+	if err := catalogueError(designs.All()); err != nil {
+		t.Fatalf("the built-in catalogue: %v", err)
+	}
+	for name, want := range map[string]string{"reference": "the name is taken", "": "no name", "team/lease": "a name is letters",
+		"-x": "a name is letters", "x@y": "a name is letters", "my-design_2.1": ""} {
+		err := catalogueError(append(designs.All(), spec.Variant{Name: name}))
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%q: %v, want %q", name, err, want)
+		}
+	}
+	if code := Main([]string{"explore", "variants"}, spec.Variant{Name: "reference"}); code != exitUsage {
+		t.Errorf("Main with a second reference: exit %d, want 2", code)
+	}
+}
