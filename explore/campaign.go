@@ -480,12 +480,19 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			fmt.Fprint(stdout, resumeNote)
 			return code, nil
 		}
+		what, fails := "no violation found", ""
+		if *unexpected {
+			what = "no unexpected violation found"
+		}
+		if code == exitViolation { // the progress check failed (above)
+			fails = ", but progress fails"
+		}
 		if vacuous != 0 {
-			fmt.Fprintf(stdout, "%s: incomplete: no violation found (%s, %s), but the search never reached %s, which the verdict depends on\n",
-				v.Name, howFar, elapsed.Round(time.Millisecond), vacuous)
+			fmt.Fprintf(stdout, "%s: incomplete: %s%s (%s, %s), and the search never reached %s, which the verdict depends on\n",
+				v.Name, what, fails, howFar, elapsed.Round(time.Millisecond), vacuous)
 			return code, nil
 		}
-		fmt.Fprintf(stdout, "%s: no violation found (%s, %s); scenes reached: %v\n", v.Name, howFar,
+		fmt.Fprintf(stdout, "%s: %s%s (%s, %s); scenes reached: %v\n", v.Name, what, fails, howFar,
 			elapsed.Round(time.Millisecond), reached)
 		return code, nil
 	}

@@ -296,6 +296,8 @@ func (p *proof) print(w io.Writer) {
 	fmt.Fprintf(w, "  reductions: %s\n", p.Reductions.text())
 	if p.Progress != nil {
 		p.Progress.print(w)
+	} else {
+		fmt.Fprintln(w, "  progress: not checked — safety only: a design whose sink rejects every write holds every invariant; --liveness checks that every task can still commit")
 	}
 }
 

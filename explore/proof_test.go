@@ -269,6 +269,15 @@ func TestLivenessRejectAllFails(t *testing.T) {
 			"larger budgets: with --liveness-extra 3 (ops 4, grants 4) the search from the witness's stuck state stopped (--liveness-max-states 250000 reached): not judged\n") {
 		t.Fatalf("exit %d, want 1 and every state stuck\n%s", code, stdout)
 	}
+	if !strings.Contains(stdout, "reject-all: incomplete: no violation found, but progress fails (") {
+		t.Errorf("the last line does not say progress fails (it read as a pass: no violation found)\n%s", stdout)
+	}
+	// Without --liveness the same search judges safety only, and says so
+	// (here incomplete too: one grant never makes a takeover).
+	code, safeOnly, _ := exploreWith(t, cat, append([]string{"search", "--variant", "reject-all", "--out", out}, progressFlags("1", "0")...)...)
+	if code != exitIncomplete || !strings.Contains(safeOnly, "progress: not checked — safety only: a design whose sink rejects every write holds every invariant; --liveness checks") {
+		t.Errorf("without --liveness: exit %d, want 3 and progress said not checked\n%s", code, safeOnly)
+	}
 	code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
 	p := decodeProof(t, stdout).Proof.Progress
 	if code != exitViolation || p == nil || !p.Checked || p.Holds || p.Stuck != p.States || p.Witness == nil ||
