@@ -170,3 +170,41 @@ func TestRealKeepsEveryRun(t *testing.T) {
 		t.Errorf("%d run files, want 4: %v", len(files), files)
 	}
 }
+
+// TestCheckReportIsPlainText: a resource's name or a message holding
+// control characters is printed escaped ("job\nno invariant violated" made
+// a line of its own), and a violation the header expects and the history
+// does not show is said (check said only "no invariant violated").
+func TestCheckReportIsPlainText(t *testing.T) {
+	dir := t.TempDir()
+	hostile := jsonString(t, "job\nno invariant violated\x1b[2K")
+	hist := strings.ReplaceAll(`{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":RES,"value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":RES,"value":{"token":1}}
+{"time":5,"process":"w2","type":"invoke","f":"acquire","resource":RES,"value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":1}}
+{"time":5,"process":"w2","type":"ok","f":"acquire","resource":RES,"value":{"token":2}}
+{"time":6,"process":"w1","type":"invoke","f":"write","resource":RES,"value":{"token":1,"resultId":"r","payload":"p"}}
+{"time":6,"process":"w1","type":"ok","f":"write","resource":RES,"value":{"outcome":"written"}}
+`, "RES", hostile)
+	path := filepath.Join(dir, "h.jsonl")
+	if err := os.WriteFile(path, []byte(hist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := explore(t, "check", path)
+	if code != exitViolation || strings.Contains(stdout, "\nno invariant violated") || strings.Contains(stdout, "\x1b") ||
+		!strings.Contains(stdout, `on job\nno invariant violated\x1b[2K: `) {
+		t.Errorf("exit %d, want 1 and the name escaped:\n%q", code, stdout)
+	}
+	quiet := `{"format":"fencecheck-history","version":1,"expect":["exclusive-lease"]}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":1}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+`
+	if err := os.WriteFile(path, []byte(quiet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = explore(t, "check", path)
+	if code != exitOK || !strings.Contains(stdout, "expected by the header, not found in the history: exclusive-lease\n") {
+		t.Errorf("exit %d, want 0 and the expected violation said missing:\n%s", code, stdout)
+	}
+}

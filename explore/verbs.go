@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/anishathalye/porcupine"
@@ -263,7 +264,7 @@ func runCheck(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 			Complete bool `json:"complete"`
 		}{rep, len(rep.Unknown) == 0})
 	}
-	printReport(stdout, path, h, rep)
+	printReport(stdout, path, h, rep, false)
 	if code == exitIncomplete {
 		fmt.Fprintf(stdout, "incomplete: the check of %s ran out of --timeout %v, with no unexpected violation found so far\n", strings.Join(rep.Unknown, ", "), *timeout)
 	}
@@ -279,7 +280,11 @@ func displayPath(path string) string {
 	return path
 }
 
-func printReport(w io.Writer, path string, h *history.History, rep spec.Report) {
+// printReport writes a history check's report for a person: each violation,
+// each resource not judged in time, and (unless replayed says replay
+// prints its own) the violations the header expects and the history did
+// not show.
+func printReport(w io.Writer, path string, h *history.History, rep spec.Report, replayed bool) {
 	fmt.Fprintf(w, "%s: %d events, %d operations\n", displayPath(path), rep.Events, rep.Operations)
 	switch {
 	case len(rep.Violations) == 0 && len(rep.Unknown) == 0:
@@ -288,16 +293,36 @@ func printReport(w io.Writer, path string, h *history.History, rep spec.Report) 
 		fmt.Fprintln(w, "no invariant found violated, but not every one judged:")
 	}
 	expect := spec.SetOf(h.Header.Expect...)
+	var found spec.Set
 	for _, v := range rep.Violations {
 		tag := "VIOLATED"
 		if expect.Has(v.Invariant) {
 			tag = "violated (expected)"
 		}
-		fmt.Fprintf(w, "%s %s on %s: %s (events %v)\n", tag, v.Invariant, v.Resource, v.Message, v.Events)
+		found |= spec.SetOf(v.Invariant)
+		fmt.Fprintf(w, "%s %s on %s: %s (events %v)\n", tag, v.Invariant, visible(v.Resource), visible(v.Message), v.Events)
 	}
 	for _, u := range rep.Unknown {
-		fmt.Fprintf(w, "unknown %s: the check ran out of time\n", u)
+		fmt.Fprintf(w, "unknown %s: the check ran out of time\n", visible(u))
 	}
+	if missing := expect &^ found; missing != 0 && !replayed {
+		fmt.Fprintf(w, "expected by the header, not found in the history: %s", list(missing.IDs()))
+		if len(h.Header.Actions) > 0 {
+			fmt.Fprint(w, " (a history need not show what the model's states did: explore replay judges those too)")
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// visible is s for a terminal: its control characters (a resource named
+// "job\nno invariant violated" printed a line of its own) and other
+// unprintable ones escaped as in a Go string.
+func visible(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
@@ -327,11 +352,14 @@ func runReplay(_ context.Context, args []string, stdout io.Writer, cat []spec.Va
 		fmt.Fprintf(stdout, "%s: NOT reproduced: %s\n", path, viz.Readable(v.Mismatch))
 	}
 	fmt.Fprintf(stdout, "violated: %s (expected: %s)\n", list(v.Violated().IDs()), list(h.Header.Expect))
+	if gone := spec.SetOf(h.Header.Expect...) &^ v.Violated(); gone != 0 {
+		fmt.Fprintf(stdout, "expected by the header, NOT found: %s\n", list(gone.IDs()))
+	}
 	for _, m := range v.Marks {
 		fmt.Fprintf(stdout, "model: %s on %s: %s (events %v)\n", m.Invariant, m.Resource, viz.Readable(m.Message), m.Events)
 	}
 	fmt.Fprint(stdout, "history check: ")
-	printReport(stdout, path, h, v.Report)
+	printReport(stdout, path, h, v.Report, true)
 	return code, nil
 }
 
@@ -361,7 +389,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	}
 	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h, cat)}
 	if *out != "" && *format == "html" {
-		links, err := porcupinePages(h, opt.Violations, strings.TrimSuffix(*out, ".html"))
+		links, err := porcupinePages(h, opt.Violations, strings.TrimSuffix(*out, ".html"), path)
 		if err != nil {
 			return 0, err
 		}
@@ -492,8 +520,9 @@ func checkOut(fs *flag.FlagSet) error {
 // porcupinePages writes porcupine's own linearizability picture of every
 // resource whose sink operations have no linearization, beside the timeline
 // (base-porcupine-NAME.html, NAME the resource's name made safe by
-// pageName), and returns links to them.
-func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz.Link, error) {
+// pageName), and returns links to them. A page that would be the file
+// read, the history (a history named like a page), is refused.
+func porcupinePages(h *history.History, vs []spec.Violation, base, read string) ([]viz.Link, error) {
 	var links []viz.Link
 	done := map[string]bool{}
 	taken := map[string]bool{}
@@ -509,6 +538,9 @@ func porcupinePages(h *history.History, vs []spec.Violation, base string) ([]viz
 			return nil, err
 		}
 		path := base + "-porcupine-" + pageName(v.Resource, taken) + ".html"
+		if read != "-" && sameFile(path, read) {
+			return nil, usagef("-o %s: its page %s would overwrite the history read", base+".html", path)
+		}
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			return nil, err
 		}

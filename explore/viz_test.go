@@ -270,3 +270,23 @@ func TestVizPorcupineLinkEscapesOutName(t *testing.T) {
 		t.Errorf("link %q leads to %q, want %q (%v)", m[1], u, want, err)
 	}
 }
+
+// TestVizPagesNeverOverwriteTheHistory: a history named as viz -o's
+// porcupine page would be (t-porcupine-job-1.html beside t.html) is
+// refused, as -o naming the history is; the history is left as it was
+// (it was replaced by porcupine's page).
+func TestVizPagesNeverOverwriteTheHistory(t *testing.T) {
+	dir := t.TempDir()
+	hist := []byte(nonLinearizable(t, "job-1", 0))
+	path := filepath.Join(dir, "t-porcupine-job-1.html")
+	if err := os.WriteFile(path, hist, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := explore(t, "viz", path, "-o", filepath.Join(dir, "t.html"))
+	if code != exitUsage || !strings.Contains(stderr, "would overwrite the history read") {
+		t.Errorf("exit %d, stderr %q; want 2 and the page refused", code, stderr)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, hist) {
+		t.Error("the history read was overwritten")
+	}
+}
