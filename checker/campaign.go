@@ -39,6 +39,12 @@ type Finding struct {
 	// search time it took to get there.
 	FirstRun int
 	After    time.Duration
+	// Shrunk is the index of the run Run was shrunk from: FirstRun, or a
+	// later run whose history shows the violation where FirstRun's states
+	// alone did; WithoutDups says that run's duplicated messages were left
+	// out first.
+	Shrunk      int
+	WithoutDups bool
 }
 
 // VariantResult is the campaign's verdict on one variant.
@@ -149,7 +155,9 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 	// its duplicates, when its history then shows it, else the first run
 	// whose states do.
 	traces := map[string][]model.Action{}
+	from := map[string]int{}                 // the run of each trace
 	untrusted := map[string][]model.Action{} // the first run whose history shows it, with a duplicate
+	untrustedRun := map[string]int{}
 	var seen spec.Set                        // violations some history showed
 	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
 		run, judged, fault := safeRandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
@@ -161,16 +169,16 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 		viol := judged | hist
 		for _, id := range (viol &^ res.Violated).IDs() {
 			first[id] = Finding{Invariant: id, FirstRun: i, After: time.Since(start)}
-			traces[id] = run.Actions
+			traces[id], from[id] = run.Actions, i
 		}
 		for _, id := range (hist &^ seen).IDs() {
-			traces[id] = run.Actions
+			traces[id], from[id] = run.Actions, i
 		}
 		seen |= hist
 		if run.State.Dups > 0 {
 			for _, id := range (rawHistoryViolations(run) & viol).IDs() {
 				if _, ok := untrusted[id]; !ok {
-					untrusted[id] = run.Actions
+					untrusted[id], untrustedRun[id] = run.Actions, i
 				}
 			}
 		}
@@ -188,13 +196,16 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 		if acts, ok := untrusted[id]; ok {
 			r, _ := Lenient(m, slices.DeleteFunc(slices.Clone(acts), func(a model.Action) bool { return a.Kind == model.Duplicate }))
 			if HistoryViolations(r).Has(id) {
-				traces[id] = r.Actions
+				traces[id], from[id] = r.Actions, untrustedRun[id]
+				f := first[id]
+				f.WithoutDups = true
+				first[id] = f
 			}
 		}
 	}
 	for _, id := range res.Violated.IDs() {
 		f := first[id]
-		f.Run = Shrink(m, traces[id], id)
+		f.Run, f.Shrunk = Shrink(m, traces[id], id), from[id]
 		res.Findings = append(res.Findings, f)
 	}
 	res.Elapsed = time.Since(start)

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,15 @@ func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
 				f.After.Round(1e6), len(f.Run.History("", 0, nil, "").Ops()))
 			if _, judged := Lenient(f.Run.M, f.Run.Actions); !Violations(f.Run, judged).Has(f.Invariant) {
 				t.Errorf("%s: the %s counterexample does not reproduce", r.Variant.Name, f.Invariant)
+			}
+			// The run the finding names is the one shrunk to it (the
+			// note named the first violating run, often another).
+			if f.WithoutDups {
+				continue
+			}
+			run, _, _ := safeRandomRun(f.Run.M, RunSeed(opt.Seed, f.Shrunk), opt.Steps, 0)
+			if got := Shrink(f.Run.M, run.Actions, f.Invariant); !slices.Equal(got.Actions, f.Run.Actions) {
+				t.Errorf("%s: run %d shrunk for %s is not the counterexample", r.Variant.Name, f.Shrunk, f.Invariant)
 			}
 		}
 	}
@@ -166,7 +176,7 @@ func TestCampaignCounterexampleWithoutDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := results[0].Finding(spec.RenewValidity)
-	if f == nil || !HistoryViolations(f.Run).Has(spec.RenewValidity) || f.Run.State.Dups != 0 {
+	if f == nil || !HistoryViolations(f.Run).Has(spec.RenewValidity) || f.Run.State.Dups != 0 || !f.WithoutDups {
 		t.Fatalf("renew-validity: finding %v, not one whose history shows it without a duplicate", f != nil)
 	}
 }

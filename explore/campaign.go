@@ -180,7 +180,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			if found {
 				c.Verdict = "violated"
 				f := r.Finding(inv.ID)
-				h := checker.Counterexample(r.Variant.Name, opt.Seed, f.Run, fmt.Sprintf("%s violates %s (campaign seed %d, run %d, shrunk)", r.Variant.Name, inv.ID, opt.Seed, f.FirstRun))
+				h := checker.Counterexample(r.Variant.Name, opt.Seed, f.Run, findingNote(r.Variant.Name, opt.Seed, f))
 				c.Ops = len(h.Ops())
 				path, err := save(filepath.Join(*out, r.Variant.Name), inv.ID, h, cat)
 				if err != nil { // the matrix is still reported, the error after it
@@ -547,6 +547,21 @@ func unread(fs *flag.FlagSet, mode string, liveness bool) error {
 		}
 	})
 	return err
+}
+
+// findingNote is the note of a campaign's counterexample: which run was
+// shrunk to it, and which first violated the invariant when that is
+// another (whose states alone showed it).
+func findingNote(variant string, seed uint64, f *checker.Finding) string {
+	how := "shrunk"
+	if f.WithoutDups {
+		how = "without its duplicated messages, shrunk"
+	}
+	first := ""
+	if f.FirstRun != f.Shrunk {
+		first = fmt.Sprintf("; first violated in run %d", f.FirstRun)
+	}
+	return fmt.Sprintf("%s violates %s (campaign seed %d, run %d %s%s)", variant, f.Invariant, seed, f.Shrunk, how, first)
 }
 
 // campaignStop says why a campaign is incomplete: it searched nothing (its
