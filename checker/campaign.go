@@ -158,7 +158,7 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 	from := map[string]int{}                 // the run of each trace
 	untrusted := map[string][]model.Action{} // the first run whose history shows it, with a duplicate
 	untrustedRun := map[string]int{}
-	var seen spec.Set                        // violations some history showed
+	var seen spec.Set // violations some history showed
 	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
 		run, judged, fault := safeRandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
 		if fault != nil {
