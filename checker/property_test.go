@@ -24,9 +24,10 @@ const maxSteps = 150
 // property is the randomized search as a rapid property: rapid draws the
 // actions of a run of m, the run is judged on every state and its history
 // is checked with the invariants and porcupine; it fails when an invariant
-// outside allowed is violated, with the run's history logged. last receives
-// every failing run, so after rapid.Check it holds the shrunk one.
-func property(m *model.Machine, allowed spec.Set, last **model.Run) func(*rapid.T) {
+// outside allowed is violated, with the run's history logged, its header
+// naming variant (m's design) so that explore replay re-executes it. last
+// receives every failing run, so after rapid.Check it holds the shrunk one.
+func property(m *model.Machine, variant string, allowed spec.Set, last **model.Run) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		run, judged := Walk(m, maxSteps, func(n int) int {
 			return int(rapid.Uint32().Draw(rt, "choice") % uint32(n))
@@ -35,7 +36,8 @@ func property(m *model.Machine, allowed spec.Set, last **model.Run) func(*rapid.
 			if last != nil {
 				*last = run
 			}
-			rt.Logf("history (%d actions):\n%s", len(run.Actions), encode(run.History("", 0, bad.IDs(), "")))
+			rt.Logf("history (%d actions; save it and run explore replay FILE):\n%s", len(run.Actions),
+				encode(run.History(variant, 0, bad.IDs(), "a failing rapid run")))
 			rt.Fatalf("violates %v", bad.IDs()) // deterministic message: rapid shrinks towards it
 		}
 	}
@@ -55,15 +57,15 @@ func TestReferenceProtocolHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rapid.Check(t, property(m, spec.SetOf(spec.AbsoluteValidity), nil))
+	rapid.Check(t, property(m, "reference", spec.SetOf(spec.AbsoluteValidity), nil))
 }
 
 // recorder is a rapid.TB that records a failure instead of failing the
 // test: it lets a test assert that a property fails.
 type recorder struct {
 	*testing.T
-	failed bool
-	msg    string
+	failed   bool
+	msg, log string // the last failure's message and the last history logged
 }
 
 func (r *recorder) Error(args ...any)                 { r.failed, r.msg = true, fmt.Sprint(args...) }
@@ -73,8 +75,12 @@ func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...
 func (r *recorder) Fail()                             { r.failed = true }
 func (r *recorder) FailNow()                          { r.failed = true }
 func (r *recorder) Failed() bool                      { return r.failed }
-func (r *recorder) Logf(string, ...any)               {}
-func (r *recorder) Log(...any)                        {}
+func (r *recorder) Logf(format string, args ...any) {
+	if strings.HasPrefix(format, "history") { // the property's, not rapid's own
+		r.log = fmt.Sprintf(format, args...)
+	}
+}
+func (r *recorder) Log(...any) {}
 
 // TestHarnessCatchesCheckThenWrite proves the harness can fail: with a sink
 // whose fence check and write are two steps, the same property fails and
@@ -90,7 +96,7 @@ func TestHarnessCatchesCheckThenWrite(t *testing.T) {
 	}
 	var last *model.Run
 	rec := &recorder{T: t}
-	rapid.Check(rec, property(m, spec.SetOf(spec.AbsoluteValidity), &last))
+	rapid.Check(rec, property(m, designs.CheckThenWrite.Name, spec.SetOf(spec.AbsoluteValidity), &last))
 	if !rec.failed || last == nil {
 		t.Fatal("the search did not catch the check-then-write sink")
 	}
@@ -102,6 +108,15 @@ func TestHarnessCatchesCheckThenWrite(t *testing.T) {
 		inv, len(last.Actions), len(min.Actions), ops, len(min.Events), encode(min.History("", 0, nil, "")))
 	if ops > 12 {
 		t.Errorf("shrunk history has %d operations; want a short one", ops)
+	}
+	// The history logged replays (its header named no variant).
+	_, logged, _ := strings.Cut(rec.log, "\n")
+	h, err := history.ReadAll("logged", strings.NewReader(logged))
+	if err != nil {
+		t.Fatalf("the logged history: %v\n%s", err, rec.log)
+	}
+	if v, err := CheckHistory(h, spec.Options{}, designs.All()); err != nil || !v.Reproduced || !v.Violated().Has(inv) {
+		t.Errorf("the logged history does not replay to %s: %v, reproduced %v", inv, err, err == nil && v.Reproduced)
 	}
 }
 
