@@ -283,6 +283,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	depth := fs.Int("depth", 0, "bfs: depth bound (0: none), a bound of the proof: exhausting it is complete (exit 0)")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before the budget is spent is incomplete (exit 3)")
 	unexpected := fs.Bool("unexpected", false, "only invariants the variant is not expected to violate (a proof of the expected verdict)")
+	needsFlag := fs.String("needs", "", "comma-separated scenes the verdict depends on (default: the variant's, spec.Variant.Needs, by default takeover and stale-write): a search that reaches none of one is vacuous, incomplete; a design with no fence that is safe never makes a stale write reach the sink, so give it takeover; "+sceneList)
 	shardFlag := fs.String("shard", "", "i/n: run as job i of n independent jobs (random: runs i, i+n, ...; bfs: split at --shard-depth); merge their --json with explore merge")
 	shardDepth := fs.Int("shard-depth", 4, "bfs: the depth at which --shard splits the search")
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store 64 bits of a hash per state, not the state (the chance of a missed state is reported)")
@@ -307,6 +308,11 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	v, err := spec.LookupVariant(cat, *name)
 	if err != nil {
 		return 0, usagef("--variant: %v", err)
+	}
+	if *needsFlag != "" {
+		if v.Needs, err = parseNeeds(*needsFlag); err != nil {
+			return 0, err
+		}
 	}
 	stop := ^spec.Set(0)
 	if *invID != "" {
@@ -358,7 +364,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	var run *model.Run
 	var inv string
 	var fault *checker.Fault // the step at which the design's decision failed
-	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed}
+	summary := map[string]any{"variant": v.Name, "mode": *mode, "config": cfg, "shard": shard, "seed": *seed, "needs": v.Scenes().String()}
 	complete := true
 	var howFar string // for a person: how far an incomplete search got
 	var reached checker.Coverage
@@ -775,7 +781,7 @@ func printBFSStopped(w io.Writer, res checker.BFSResult, v spec.Variant, cause s
 	}
 	fmt.Fprintf(w, "scenes reached (transitions): %v\n", res.Reached)
 	if miss := res.Reached.Missing(v.Scenes()); miss != 0 && res.Complete {
-		fmt.Fprintf(w, "vacuous: %s's verdict depends on %s, which no transition reached: a wider bound is needed\n", v.Name, miss)
+		fmt.Fprintf(w, "vacuous: %s's verdict depends on %s, which no transition reached: a wider bound is needed, or, if the design cannot reach it when safe (a design with no fence never lands a stale write), --needs names what it depends on\n", v.Name, miss)
 	}
 }
 

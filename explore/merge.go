@@ -24,6 +24,7 @@ type searchResult struct {
 	Config    model.Config       `json:"config"`
 	Shard     checker.Shard      `json:"shard"`
 	Seed      uint64             `json:"seed"`
+	Needs     string             `json:"needs"`  // the scenes the verdict depends on (--needs)
 	Runs      int                `json:"runs"`   // random: runs done
 	Budget    int                `json:"budget"` // random: runs asked for (of the unsplit search)
 	Complete  *bool              `json:"complete"`
@@ -122,6 +123,11 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			}
 			fmt.Fprintf(stdout, "%s: the design's decision failed in job %s: %s\n", first.Variant, job, f.Cause)
 			return exitViolation, nil
+		}
+	}
+	if first.Needs != "" { // a job of an older fencecheck says none: the variant's own
+		if v.Needs, err = parseNeeds(first.Needs); err != nil {
+			return 0, usageError{fileError{fs.Args()[0], "field \"needs\": " + err.Error()}}
 		}
 	}
 	vacuous := reached.Missing(v.Scenes())
@@ -287,6 +293,8 @@ func sameSearch(jobs []searchResult, paths []string) error {
 			field = "config"
 		case j.Mode != "bfs" && j.Seed != first.Seed:
 			field = "seed"
+		case j.Needs != first.Needs:
+			field = "needs"
 		case j.budget() != first.budget():
 			field = "budget"
 		case max(j.Shard.N, 1) != n:

@@ -73,7 +73,7 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	name := fs.String("variant", "", "the design to sweep (explore variants lists them and their parameters)")
 	var params paramList
 	fs.Var(&params, "param", "NAME=LO..HI: a parameter to sweep (one or two); a design parameter or a config bound (ttl, skew, delay, ...)")
-	needsFlag := fs.String("needs", "", "comma-separated scenes a cell's verdict depends on (default: the variant's; see docs/sweep.md): a bound that reaches none of one leaves the cell incomplete")
+	needsFlag := fs.String("needs", "", "comma-separated scenes a cell's verdict depends on (default: the variant's; see docs/sweep.md): a bound that reaches none of one leaves the cell incomplete; "+sceneList)
 	invFlag := fs.String("invariant", "", "comma-separated invariants to grid (default: the variant's headline, and fencing)")
 	maxStates := fs.Uint64("max-states", 300000, "per point: BFS states before giving up on a proof and searching at random")
 	depth := fs.Int("depth", 0, "per point: BFS depth bound (0: none), a bound of each proof")
@@ -119,13 +119,9 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 		axes = append(axes, a)
 	}
 	if *needsFlag != "" {
-		var needs model.Scene
-		for _, n := range strings.Split(*needsFlag, ",") {
-			sc, err := model.ParseScene(n)
-			if err != nil {
-				return 0, usagef("--needs: %v", err)
-			}
-			needs |= sc
+		needs, err := parseNeeds(*needsFlag)
+		if err != nil {
+			return 0, err
 		}
 		v.Needs = needs
 		v.At = withNeeds(v.At, needs)
@@ -229,6 +225,22 @@ points:
 		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(res.Stopped, grid))
 	}
 	return code, nil
+}
+
+// sceneList names the scenes --needs takes.
+const sceneList = "takeover, stale-write, renew-at-deadline, restart, crash, lost-grant, sink-restart, forgery"
+
+// parseNeeds reads --needs: comma-separated scenes.
+func parseNeeds(s string) (model.Scene, error) {
+	var needs model.Scene
+	for _, n := range strings.Split(s, ",") {
+		sc, err := model.ParseScene(strings.TrimSpace(n))
+		if err != nil {
+			return 0, usagef("--needs: %v (the scenes: %s)", err, sceneList)
+		}
+		needs |= sc
+	}
+	return needs, nil
 }
 
 // withNeeds makes a variant builder keep the scenes --needs set.

@@ -2,6 +2,10 @@ package explore
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +83,39 @@ func TestCampaignDesignFaultIsUnexpected(t *testing.T) {
 	code, stdout, _ := exploreWith(t, []spec.Variant{faulty}, "--runs", "300", "--out", t.TempDir())
 	if code != exitViolation || !strings.Contains(stdout, "UNEXPECTED faulty: a step panicked: renew: not written yet") {
 		t.Errorf("exit %d, want 1 and the fault named\n%s", code, stdout)
+	}
+}
+
+// TestSearchNeeds: a design with no fence that is safe never lets a stale
+// write reach the sink, so by the default scenes its search is vacuous
+// whatever the bound (it said "a wider bound is needed"); --needs takeover
+// makes the same search a proof, and a split search's jobs carry it to
+// merge, which refuses jobs of different --needs.
+func TestSearchNeeds(t *testing.T) {
+	args := []string{"search", "--variant", "holder-margin@margin=4", "--mode", "bfs", "--invariant", "fencing", "--workers", "2",
+		"--resources", "1", "--ttl", "5", "--ops", "2", "--grants", "2", "--in-flight", "1", "--drops", "0", "--dups", "0",
+		"--crashes", "0", "--restarts", "0", "--forgeries", "0", "--skew", "0", "--sink-restarts", "0", "--delay", "1", "--pause", "1",
+		"--quiet", "--out", t.TempDir()}
+	if code, stdout, _ := explore(t, args...); code != exitIncomplete || !strings.Contains(stdout, "--needs names what it depends on") {
+		t.Errorf("default scenes: exit %d, want 3 and --needs named\n%s", code, stdout)
+	}
+	needs := append(slices.Clone(args), "--needs", "takeover")
+	if code, stdout, _ := explore(t, needs...); code != exitOK || !strings.Contains(stdout, "proof: the invariant judged holds") {
+		t.Errorf("--needs takeover: exit %d, want a proof\n%s", code, stdout)
+	}
+	dir := t.TempDir()
+	var files []string
+	for i, extra := range [][]string{{"--needs", "takeover"}, {"--needs", "takeover"}, nil} {
+		_, stdout, _ := explore(t, append(append(slices.Clone(args), extra...), "--shard", fmt.Sprintf("%d/2", min(i, 1)), "--json")...)
+		files = append(files, filepath.Join(dir, fmt.Sprintf("job%d.json", i)))
+		if err := os.WriteFile(files[i], []byte(stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, stdout, _ := explore(t, "merge", files[0], files[1]); code != exitOK {
+		t.Errorf("merge of the --needs takeover jobs: exit %d, want 0\n%s", code, stdout)
+	}
+	if code, _, stderr := explore(t, "merge", files[0], files[2]); code != exitUsage || !strings.Contains(stderr, `field "needs"`) {
+		t.Errorf("merge of jobs of different --needs: exit %d, stderr %q", code, stderr)
 	}
 }
