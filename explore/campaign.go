@@ -83,13 +83,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	}
 	// --runs 0 or --steps 0 searches nothing: no verdict, as a campaign
 	// that --time stopped before its first run has none.
-	var nothing string
-	switch {
-	case opt.Runs == 0:
-		nothing = "nothing searched: --runs 0"
-	case opt.Steps == 0:
-		nothing = "nothing searched: --steps 0, runs of no action"
-	}
+	nothing := nothingSearched(opt.Runs, opt.Steps)
 	search := opt
 	if nothing != "" {
 		search.Runs = 0
@@ -434,6 +428,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			summary["faultRun"] = res.FaultRun
 		}
 		complete = res.Complete
+		if nothing := nothingSearched(*runs, *steps); nothing != "" {
+			complete, cause = false, func() string { return nothing }
+		}
 		howFar = fmt.Sprintf("%d of %d runs done", res.Runs, res.Budget)
 		reached = res.Reached
 		summary["reached"] = res.Reached
@@ -553,6 +550,19 @@ func unread(fs *flag.FlagSet, mode string, liveness bool) error {
 		}
 	})
 	return err
+}
+
+// nothingSearched says why a random search of runs runs of steps actions
+// searches nothing (--runs 0, --steps 0), or is "": such a search has no
+// verdict, as one stopped before its first run has none.
+func nothingSearched(runs, steps int) string {
+	switch {
+	case runs == 0:
+		return "nothing searched: --runs 0"
+	case steps == 0:
+		return "nothing searched: --steps 0, runs of no action"
+	}
+	return ""
 }
 
 // findingNote is the note of a campaign's counterexample: which run was

@@ -93,6 +93,11 @@ func TestCampaignThatSearchesNothingIsIncomplete(t *testing.T) {
 			!strings.HasPrefix(res.Stopped, "nothing searched: "+flag+" 0") {
 			t.Errorf("%s 0 --json: exit %d, %v, %+v", flag, code, err, res)
 		}
+		// search says it too (it said the runs never reached a takeover).
+		code, stdout, _ = explore(t, "search", "--variant", "reference", flag, "0", "--quiet", "--out", out)
+		if code != exitIncomplete || !strings.Contains(stdout, "(nothing searched: "+flag+" 0") {
+			t.Errorf("search %s 0: exit %d, want 3 saying nothing was searched\n%s", flag, code, stdout)
+		}
 	}
 }
 
