@@ -25,10 +25,24 @@ type Design struct {
 	// whose decisions read Msg.Age must set it: without it, a search's
 	// timers and ages reductions (ReduceTimers, ReduceAges) take ages to be
 	// read only by the framework, and cut them, or let a younger request
-	// stand for an older one.
+	// stand for an older one; so must one whose Restart reads the ages of
+	// the acquires the coordinator waits to grant (Waiting.Age). It is
+	// checked, not trusted: without it, New refuses a design whose
+	// decisions it sees answer differently for a message of another age
+	// (it probes each decision the design sets on a few inputs), and a step
+	// whose decision answers differently for its message (or Restart for
+	// its waiting acquires) at another age a run can give it panics with a
+	// DesignFault naming ReportsTime, which a search reports as the
+	// design's fault, not as a verdict.
 	ReportsTime bool
-	// Asymmetric says the design's decisions tell workers apart (they read
-	// worker numbers), so a search must not treat workers as interchangeable.
+	// Asymmetric says the design's decisions tell workers or resources
+	// apart (they read worker or resource numbers: Msg.Worker, Lease.Holder,
+	// Msg.Res, a register holding one), so a search must not treat workers,
+	// nor resources, as interchangeable (no symmetry reduction). It is
+	// trusted: without it, a breadth-first search that finds a
+	// counterexample it cannot take again through the orbits it stored
+	// reports that as the design's fault, but one that finds none cannot
+	// tell.
 	Asymmetric bool
 
 	// Valid reports whether lease l still excludes other applicants when
@@ -192,8 +206,9 @@ func Clamp(v int) int8 {
 }
 
 // Reported is the time the request's sender reported, relative to now (the
-// sender's clock offset minus the ticks since it sent); 0 when the design
-// does not report time.
+// sender's clock offset minus the ticks since it sent). It reads the
+// request's age: a design whose decisions call it must set ReportsTime
+// (without it the offset is 0 and the age is all that is left).
 func Reported(req Msg) int { return int(req.Skew) - int(req.Age) }
 
 // RefValid: the coordinator's own clock says the deadline is still ahead.

@@ -26,15 +26,26 @@ type Machine struct {
 	readsInert bool
 	// maxToken is MaxToken's value.
 	maxToken int
+	// ageChecked: the decisions whose answers every step checks do not
+	// change with the age of the message (or waiting acquire) they read
+	// (ageFree, restartAgeFree): the design's own, when it does not set
+	// ReportsTime.
+	ageChecked decisionSet
 }
 
 // New returns the machine of design d under config c, or an error if the
-// config is out of bounds or cannot run d. New probes some decisions
-// (NextToken and Advance on every byte, FenceOf and CounterOf on each
-// resource, Key twice): one that panics there is an error, not a panic.
+// config is out of bounds or cannot run d: a Tokens that is no TokenPlan,
+// or, without ReportsTime, a decision whose answer New sees change with a
+// request's age (see ReportsTime). New probes some decisions (NextToken
+// and Advance on every byte, FenceOf and CounterOf on each resource, Key
+// twice): one that panics there is an error, not a panic. (Its probes of
+// the ages are only tried: one that panics is skipped.)
 func New(c Config, d Design) (m *Machine, err error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	if d.Tokens > CounterOnly {
+		return nil, fmt.Errorf("design: Tokens is TokenPlan(%d), which is no token plan (want FenceFirst, CounterFirst, GrantThenFence or CounterOnly)", d.Tokens)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -43,6 +54,12 @@ func New(c Config, d Design) (m *Machine, err error) {
 	}()
 	step := d.tokenStep()
 	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
+	if !d.ReportsTime {
+		m.ageChecked = d.ownAgeReaders()
+		if err := m.probeAges(); err != nil {
+			return nil, err
+		}
+	}
 	if m.maxToken = step * c.MaxToken(); m.maxToken > maxTokenLimit {
 		return nil, fmt.Errorf("design: its NextToken or Advance raises a token by up to %d in one step, so tokens may reach %d × %d = %d, above %d (a token is a byte); lower the bounds", step, step, c.MaxToken(), m.maxToken, maxTokenLimit)
 	}

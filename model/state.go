@@ -190,7 +190,7 @@ type Msg struct {
 	Grant   uint8 // ghost: the grant the token came from
 	Code    uint8 // replies: Rep*
 	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
-	Age     uint8 // ticks since an acquire or renew request (with Config.Delay, any message) was sent (capped)
+	Age     uint8 // ticks since an acquire or renew request (with Config.Delay, any message) was sent (capped); a decision may read it only with Design.ReportsTime
 	Skew    int8  // the sender's clock offset when it sent (Design.ReportsTime only)
 	Live    bool  // false once the worker no longer waits for the operation: it gave up, crashed, began another, or took its reply
 	Key     uint8 // write: the result's key (Design.Key; 0: the task's identity)

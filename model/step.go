@@ -226,7 +226,9 @@ func (st *stepper) do(a *Action) {
 func (st *stepper) restart(replica uint8) {
 	co := &st.s.Coord[replica]
 	before, dedup, seqs := co.Lease, co.Dedup, co.AdvSeq
-	*co = st.d.Restart(*co, st.m.Config.TTL)
+	in := *co
+	*co = st.d.Restart(in, st.m.Config.TTL)
+	st.restartAgeFree(&in, co)
 	co.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
 	co.AdvSeq = seqs                  // advances are numbered durably: an old one's answer is never taken for a new one's
 	for r := range co.Lease {
@@ -476,7 +478,9 @@ func (st *stepper) acquire(msg *Msg) {
 	co := &s.Coord[msg.Replica]
 	r, w := msg.Res, msg.Worker
 	rec := co.Dedup[r][w]
-	switch codeOf("Answers", d.Answers(rec, *msg), answersCodes) {
+	ans := d.Answers(rec, *msg)
+	ageFree(st, decAnswers, msg, ans, func(q Msg) uint8 { return d.Answers(rec, q) })
+	switch codeOf("Answers", ans, answersCodes) {
 	case RepOK:
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
@@ -495,7 +499,10 @@ func (st *stepper) acquire(msg *Msg) {
 		}
 		return
 	}
-	if d.Valid(co.Lease[r], *msg) || d.Hold(co.U, co.RU[r]) {
+	l := co.Lease[r]
+	valid := d.Valid(l, *msg)
+	ageFree(st, decValid, msg, valid, func(q Msg) bool { return d.Valid(l, q) })
+	if valid || d.Hold(co.U, co.RU[r]) {
 		st.reply(msg, AcquireRep, RepHeld)
 		return
 	}
@@ -535,8 +542,9 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	gi := g.Grants
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
 		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
-	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi,
-		Left: d.Deadline(Lease{}, *msg, m.Config.TTL)}
+	left := d.Deadline(Lease{}, *msg, m.Config.TTL)
+	ageFree(st, decDeadline, msg, left, func(q Msg) int8 { return d.Deadline(Lease{}, q, m.Config.TTL) })
+	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi, Left: left}
 	co.RU[r] = d.OnLease(LeaseGranted, co.RU[r], co.Lease[r], m.Config.TTL)
 	co.Dedup[r][w] = Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
 	g.Answered[w].Add(msg.Req)
@@ -553,7 +561,10 @@ func (st *stepper) renew(msg *Msg) {
 	if RefOwns(*l, *msg) && l.Left == 0 {
 		st.fact.Scenes |= SceneRenewAtDeadline
 	}
-	code := codeOf("Renew", d.Renew(*l, *msg), renewCodes)
+	old := *l
+	code := d.Renew(old, *msg)
+	ageFree(st, decRenew, msg, code, func(q Msg) uint8 { return d.Renew(old, q) })
+	code = codeOf("Renew", code, renewCodes)
 	if code != RepOK || l.Holder == 0 {
 		if code == RepOK {
 			code = RepNotHolder // there is no lease to renew, whatever the design says
@@ -563,7 +574,8 @@ func (st *stepper) renew(msg *Msg) {
 	}
 	st.fact = Fact{Kind: Renewed, Res: msg.Res, Worker: msg.Worker, Replica: msg.Replica, Inc: msg.Inc,
 		Token: msg.Token, Grant: l.Grant, Scenes: st.fact.Scenes}
-	l.Left = d.Deadline(*l, *msg, m.Config.TTL)
+	l.Left = d.Deadline(old, *msg, m.Config.TTL)
+	ageFree(st, decDeadline, msg, l.Left, func(q Msg) int8 { return d.Deadline(old, q, m.Config.TTL) })
 	co.RU[msg.Res] = d.OnLease(LeaseRenewed, co.RU[msg.Res], *l, m.Config.TTL)
 	gt := &s.Ghost[msg.Res].Grant[l.Grant]
 	gt.Early = max(gt.Early, Clamp(m.Config.TTL-int(msg.Age)))
@@ -575,7 +587,14 @@ func (st *stepper) release(msg *Msg) {
 	s, d := st.s, st.d
 	co := &s.Coord[msg.Replica]
 	l := &co.Lease[msg.Res]
-	if l.Holder == 0 || codeOf("Release", d.Release(*l, *msg), releaseCodes) != RepOK {
+	if l.Holder == 0 {
+		st.reply(msg, ReleaseRep, RepNotHolder)
+		return
+	}
+	old := *l
+	code := d.Release(old, *msg)
+	ageFree(st, decRelease, msg, code, func(q Msg) uint8 { return d.Release(old, q) })
+	if codeOf("Release", code, releaseCodes) != RepOK {
 		st.reply(msg, ReleaseRep, RepNotHolder)
 		return
 	}
@@ -611,12 +630,17 @@ func (st *stepper) write(msg *Msg) {
 		st.store(msg) // the idempotency record answers before the token is looked at
 		return
 	}
-	if code := codeOf("Check", d.Check(st.view(msg.Res, d.Commit != nil), *msg), checkCodes); code != RepOK {
+	v := st.view(msg.Res, d.Commit != nil)
+	code := d.Check(v, *msg)
+	ageFree(st, decCheck, msg, code, func(q Msg) uint8 { return d.Check(v, q) })
+	if code = codeOf("Check", code, checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
 	}
 	if d.Commit != nil {
-		st.s.Sink.U[msg.Res] = d.Prepared(st.s.Sink.U[msg.Res], *msg)
+		u := st.s.Sink.U[msg.Res]
+		st.s.Sink.U[msg.Res] = d.Prepared(u, *msg)
+		ageFree(st, decPrepared, msg, st.s.Sink.U[msg.Res], func(q Msg) Regs { return d.Prepared(u, q) })
 		c := *msg
 		c.Kind = Commit
 		st.send(c)
@@ -627,7 +651,10 @@ func (st *stepper) write(msg *Msg) {
 
 // commit is the second step of a two-step write.
 func (st *stepper) commit(msg *Msg) {
-	if code := codeOf("Commit", st.d.Commit(st.view(msg.Res, false), *msg), checkCodes); code != RepOK {
+	d, v := st.d, st.view(msg.Res, false)
+	code := d.Commit(v, *msg)
+	ageFree(st, decCommit, msg, code, func(q Msg) uint8 { return d.Commit(v, q) })
+	if code = codeOf("Commit", code, checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
 	}
@@ -697,8 +724,13 @@ func (st *stepper) store(msg *Msg) {
 	}
 	st.applied(msg, code)
 	if code != RepConflict {
-		f := &s.Sink.Fence[st.d.FenceOf(msg.Res)]
-		*f, s.Sink.U[msg.Res] = st.d.Accepted(st.view(msg.Res, false), *msg)
+		d, v := st.d, st.view(msg.Res, false)
+		f := &s.Sink.Fence[d.FenceOf(msg.Res)]
+		*f, s.Sink.U[msg.Res] = d.Accepted(v, *msg)
+		ageFree(st, decAccepted, msg, sinkAnswer{*f, s.Sink.U[msg.Res]}, func(q Msg) sinkAnswer {
+			f, u := d.Accepted(v, q)
+			return sinkAnswer{f, u}
+		})
 		st.fact = Fact{Kind: WriteAccepted, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant,
 			Scenes: st.fact.Scenes}
 	}
@@ -728,7 +760,9 @@ func (st *stepper) receive(msg *Msg) {
 	}
 	wk.Pending = OpNone
 	st.forget(w) // the operation is over: copies of its requests and replies no longer count
-	wk.U = d.OnReply(wk.U, want, *msg, st.m.Config.TTL)
+	u := wk.U
+	wk.U = d.OnReply(u, want, *msg, st.m.Config.TTL)
+	ageFree(st, decOnReply, msg, wk.U, func(q Msg) Regs { return d.OnReply(u, want, q, st.m.Config.TTL) })
 	f := opName[want]
 	if msg.Code != RepOK && msg.Code != RepReplayed {
 		if msg.Code != RepHeld && msg.Code != RepConflict {

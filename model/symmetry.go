@@ -6,11 +6,12 @@ import (
 )
 
 // Symmetry says which process identities a search may treat as
-// interchangeable. Workers are interchangeable unless the design declares
-// itself Asymmetric: no step of the framework depends on a worker's number.
-// Resources are too, unless the design shares a fence or a counter among
-// them (Design.FenceOf, CounterOf). Coordinator replicas are never
-// permuted.
+// interchangeable. Workers and resources are interchangeable unless the
+// design declares itself Asymmetric (its decisions tell workers or
+// resources apart): no step of the framework depends on a worker's or a
+// resource's number. Resources are not interchangeable either when the
+// design shares a fence or a counter among them (Design.FenceOf,
+// CounterOf). Coordinator replicas are never permuted.
 type Symmetry uint8
 
 // Symmetries.
@@ -117,13 +118,13 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 	t.sortMsgs()
 }
 
-// Symmetries is the renamings the machine's design allows: workers unless
-// the design is Asymmetric, resources unless it shares a fence or a
-// counter among them.
+// Symmetries is the renamings the machine's design allows: none if the
+// design is Asymmetric; otherwise workers, and resources unless it shares
+// a fence or a counter among them.
 func (m *Machine) Symmetries() Symmetry {
 	sym := SymWorkers | SymResources
 	if m.Design.Asymmetric {
-		sym &^= SymWorkers
+		sym = 0
 	}
 	if m.shared {
 		sym &^= SymResources

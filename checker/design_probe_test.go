@@ -1,0 +1,111 @@
+package checker
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/model"
+	"github.com/fencecheck/fencecheck/spec"
+)
+
+// Designs as a user writes them, which once got a wrong verdict from the
+// breadth-first search.
+
+// ageDeadline is a renew (and grant) deadline counted from when the
+// request was sent, by its age: unsafe, since the holder counts its lease
+// from when its request was answered.
+func ageDeadline(_ model.Lease, req model.Msg, ttl int) int8 { return model.Clamp(ttl - int(req.Age)) }
+
+// hiddenAgeDeadline reads the age only on requests its Stamp marks (renews),
+// which New's probes of the ages do not try: only the check of every step
+// can see it.
+var hiddenAgeDesign = model.Design{
+	Stamp: func(_ model.Regs, kind uint8) uint8 {
+		if kind == model.RenewReq {
+			return 7
+		}
+		return 0
+	},
+	Deadline: func(old model.Lease, req model.Msg, ttl int) int8 {
+		if req.U == 7 {
+			return ageDeadline(old, req, ttl)
+		}
+		return model.Clamp(ttl)
+	},
+}
+
+// ageCase is the bound of the probe that found it: its exclusive-lease
+// violation is 17 actions deep.
+var ageCase = model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 2}
+
+// TestAgeReadingDesignIsNotProven: a design whose decisions read a
+// request's age (Msg.Age) without declaring ReportsTime was proven safe by
+// the breadth-first search, whose timers and ages reductions cut and merge
+// ages on the word of that declaration; with ReportsTime the same design
+// violates exclusive-lease. Now New refuses a design whose age reads its
+// probes see, naming ReportsTime, and every step checks that the design's
+// decisions answer alike at every age, so a design whose read the probes
+// miss stops every search with a fault naming ReportsTime: no proof.
+func TestAgeReadingDesignIsNotProven(t *testing.T) {
+	stop := allInvariants &^ spec.NonGuarantee
+	bfs := func(m *model.Machine, g int) BFSResult {
+		return BFS(context.Background(), m, BFSOptions{Stop: stop, Symmetry: model.SymWorkers | model.SymResources,
+			Reduce: model.Reductions, Goroutines: g})
+	}
+	// Declared, both are unsafe: the verdict a search must not contradict.
+	for _, d := range []model.Design{{Deadline: ageDeadline}, hiddenAgeDesign} {
+		d.ReportsTime = true
+		if r := bfs(newMachine(t, ageCase, d), 1); r.Fault != nil || r.Violation&spec.SetOf(spec.ExclusiveLease) == 0 {
+			t.Fatalf("declared: stopped %s, violation %v, fault %+v", r.Stopped, r.Violation, r.Fault)
+		}
+	}
+
+	if m, err := model.New(ageCase, model.Design{Deadline: ageDeadline}); m != nil || err == nil ||
+		!strings.Contains(err.Error(), "ReportsTime") || !strings.Contains(err.Error(), "Deadline") {
+		t.Fatalf("New of an undeclared age reader: %v, %v", m != nil, err)
+	}
+
+	m := newMachine(t, ageCase, hiddenAgeDesign) // its probes do not see this one
+	for _, g := range []int{1, 2} {
+		r := bfs(m, g)
+		if r.Stopped != StopFault || r.Complete || r.Fault == nil || !strings.Contains(r.Fault.Cause, "ReportsTime") ||
+			!strings.Contains(r.Fault.Cause, "Deadline") {
+			t.Fatalf("bfs, %d goroutines: stopped %s, violation %v, fault %+v", g, r.Stopped, r.Violation, r.Fault)
+		}
+	}
+	res := RandomSearch(context.Background(), m, SearchOptions{Seed: 1, Runs: 2000, Steps: 60, Stop: stop})
+	if res.Fault == nil || res.Found != nil || !strings.Contains(res.Fault.Cause, "ReportsTime") {
+		t.Fatalf("random search: fault %+v, found %v", res.Fault, res.Found != nil)
+	}
+}
+
+// TestResourceAsymmetricDesignIsSearched: a design whose decisions tell
+// resources apart (job-2's grants a tick short) and that declares
+// Asymmetric was searched with resources renamed all the same (Asymmetric
+// turned off only the renaming of workers), and its counterexample could
+// not be taken again through the orbits: "tell workers (or resources)
+// apart, which it must declare", though it had. Asymmetric now turns off
+// both, and the search finds the violation the random search finds.
+func TestResourceAsymmetricDesignIsSearched(t *testing.T) {
+	d := model.Design{Asymmetric: true, Deadline: func(_ model.Lease, req model.Msg, ttl int) int8 {
+		if req.Res == 1 {
+			return model.Clamp(ttl - 1)
+		}
+		return model.Clamp(ttl)
+	}}
+	c := model.Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}
+	m := newMachine(t, c, d)
+	stop := allInvariants &^ spec.NonGuarantee
+	found := RandomSearch(context.Background(), m, SearchOptions{Seed: 1, Runs: 5000, Steps: 60, Stop: stop}).Found
+	if found == nil {
+		t.Fatal("random search found no violation")
+	}
+	for _, g := range []int{1, 2} {
+		r := BFS(context.Background(), m, BFSOptions{Stop: stop, Symmetry: model.SymWorkers | model.SymResources,
+			Reduce: model.Reductions, Goroutines: g})
+		if r.Fault != nil || r.Counterexample == nil || !r.Violation.Has(found.Invariant) {
+			t.Fatalf("bfs, %d goroutines: stopped %s, violation %v (random: %s), fault %+v", g, r.Stopped, r.Violation.IDs(), found.Invariant, r.Fault)
+		}
+	}
+}
