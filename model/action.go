@@ -120,8 +120,21 @@ func (a Action) String() string {
 	return b.String()
 }
 
-// ParseAction reads an action's text form.
+// ParseAction reads an action's text form, as String writes it: a field
+// the action does not have, or one given twice, is an error (taken, it
+// changed nothing, and a replay blamed a step that reads as fine).
 func ParseAction(s string) (Action, error) {
+	a, err := parseAction(s)
+	if err != nil {
+		return Action{}, err
+	}
+	if canon := a.String(); canon != strings.Join(strings.Fields(s), " ") {
+		return Action{}, fmt.Errorf("%q: not an action's text (a field %s does not have, or one given twice or out of order): as one, it reads %q", s, a.Kind, canon)
+	}
+	return a, nil
+}
+
+func parseAction(s string) (Action, error) {
 	words := strings.Fields(s)
 	if len(words) == 0 {
 		return Action{}, fmt.Errorf("empty action")

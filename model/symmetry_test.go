@@ -304,7 +304,10 @@ func TestActionTextRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"", "fly w=1", "deliver", "deliver rocket", "acquire w", "acquire w=300", "acquire q=1", "clock skew=500"} {
+	// A field the kind does not have, or one given twice, changed nothing
+	// and was taken: a replay then blamed a step that read as fine.
+	for _, bad := range []string{"", "fly w=1", "deliver", "deliver rocket", "acquire w", "acquire w=300", "acquire q=1", "clock skew=500",
+		"tick w=1", "acquire w=0 r=0 c=0 skew=3", "acquire w=0 r=0 c=0 w=1", "write w=0 held held"} {
 		if _, err := model.ParseAction(bad); err == nil {
 			t.Errorf("ParseAction(%q) accepted", bad)
 		}
