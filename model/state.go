@@ -181,7 +181,7 @@ const (
 // Msg is a message in flight.
 type Msg struct {
 	Kind    uint8
-	Worker  uint8 // the worker that sent the request or gets the reply
+	Worker  uint8 // the worker that sent the request or gets the reply, numbered from 0 (Lease.Holder is worker+1: RefOwns compares them)
 	Res     uint8
 	Replica uint8 // the coordinator replica it goes to or comes from
 	Inc     uint8
