@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -510,8 +511,18 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if err := notNegative(fs); err != nil {
 		return err
 	}
+	if f := fs.Lookup("steps"); f != nil {
+		if n, _ := strconv.Atoi(f.Value.String()); n > maxSteps {
+			return usagef("--steps %d: at most %d (a run is judged once it ends: --time and Ctrl-C wait for it, and its trace is held meanwhile)", n, maxSteps)
+		}
+	}
 	return checkOut(fs)
 }
+
+// maxSteps is the most --steps takes: a run of that many actions takes
+// about half a second and 90 MB, and --time or an interrupt waits for the
+// run in progress (a million steps took 4 s past a --time of 1 s).
+const maxSteps = 100_000
 
 // onceFlags watches a flag set while parse parses it: each flag's value is
 // wrapped so that a second Set of a flag that is not repeatable is an

@@ -220,6 +220,14 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %s named", args, code, stderr, flag)
 		}
 	}
+	// A run is judged once it ends, so --steps is bounded (a million steps
+	// ran 4 s past a --time of 1 s, holding 900 MB).
+	for _, verb := range [][]string{{"campaign"}, {"search", "--variant", "reference"}, {"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1"}} {
+		code, _, stderr := explore(t, append(verb, "--steps", "1000000")...)
+		if code != 2 || !strings.Contains(stderr, "--steps 1000000: at most 100000") {
+			t.Errorf("%s --steps 1000000: exit %d, stderr %q; want 2 and the bound", verb[0], code, stderr)
+		}
+	}
 	for _, verb := range []string{"campaign", "variants", "invariants", "search", "replay", "check", "viz"} {
 		if code, stdout, _ := explore(t, verb, "--help"); code != 0 || !strings.Contains(stdout, "usage: explore "+verb) {
 			t.Errorf("%s --help: exit %d\n%s", verb, code, stdout)
