@@ -29,7 +29,20 @@ import (
 //     attempt's; the request's other attempts are replays (no effect);
 //   - a wild acquire (info or open, of a request that has no single granted
 //     token) may grant any token (one of the history's, or a fresh one) to
-//     its owner, for its ttl, or nothing.
+//     its owner, for its ttl, or nothing;
+//   - in a partial history every request (every owner, incarnation and
+//     requestId of an acquire) has one more attempt, info, before the first
+//     event, at an unknown time, for an unknown ttl: a grant may take effect
+//     before the first event (slot preSlot) or anywhere before its ok line,
+//     and a request with no single granted token has a wild attempt that may
+//     take effect there or anywhere after. The unknown ttl is the one least
+//     violating for the invariant judged (each is monotone in it: the
+//     shortest for exclusive-lease, the longest for renew-validity and
+//     absolute-validity; the others do not read it), so an invariant is
+//     certain when every ttl violates it; a grant before the first event
+//     has expired by it (exclusive-lease) or never expires, and the lease a
+//     renew speaks of is, at the first event, any renew's token and holder
+//     (renew-validity).
 //
 // Between lines p and p+1 an effect has an integer time in [t_p, t_p+1] (the
 // clock is the history's, in whole units); after the last line, up to the
@@ -66,6 +79,7 @@ type brute struct {
 	unpinned []int // lines of apply events matching no write
 	grants   []bGrant
 	wild     []int
+	preWild  []int // partial: one op of each request with no single granted token (its attempt before the first event is wild)
 	horizon  int64
 	tokens   []int64 // every token value in the history
 	dup      func(string) bool
@@ -157,6 +171,18 @@ func newBrute(h *history.History, budget int) *brute {
 			toks[k][o.out.Token] = true
 		}
 	}
+	if b.partial {
+		reqSeen := map[bReq]bool{}
+		for i, o := range b.ops {
+			k := bReq{o.in.Owner, o.in.Incarnation, o.in.RequestID}
+			if o.f == history.Acquire && !reqSeen[k] {
+				reqSeen[k] = true
+				if len(toks[k]) != 1 {
+					b.preWild = append(b.preWild, i)
+				}
+			}
+		}
+	}
 	seen := map[bReq]map[int64]bool{}
 	order := []int{}
 	for i, o := range b.ops {
@@ -218,6 +244,7 @@ const (
 	iAdvance
 	iWrite // accepted
 	iReject
+	iStart // the lease at the first event of a partial history (renew-validity)
 )
 
 type beff struct {
@@ -269,10 +296,39 @@ func (b *brute) opItem(kind, i int) *item {
 	return it
 }
 
-func (b *brute) grantItems() []*item {
+// preSlot is the slot of an effect before the first event of a partial
+// history (of a request's attempt before it).
+const preSlot = -1
+
+// prePlaces are the places of an attempt before the first event of a
+// partial history, with the ttl given, that takes effect before line to (-1:
+// at any instant): before the first event, or after it.
+func (b *brute) prePlaces(to int, ttl int64) []place {
+	var t0 int64
+	if b.n > 0 {
+		t0 = b.time(0)
+	}
+	ps := []place{{preSlot, t0, t0, ttl}}
+	if b.n > 0 {
+		ps = append(ps, b.gaps(0, to, ttl)...)
+	}
+	return ps
+}
+
+// grantItems returns an item per grant. In a partial history each may take
+// effect before the first event or anywhere before its ok line (the
+// request's attempt before the first event), for preTTL, the ttl least
+// violating for the invariant judged: that covers its attempts in the
+// history, each with its own ttl.
+func (b *brute) grantItems(preTTL int64) []*item {
 	var out []*item
 	for gi, g := range b.grants {
 		it := &item{kind: iGrant, op: gi}
+		if b.partial {
+			it.places = b.prePlaces(g.okLine, preTTL)
+			out = append(out, it)
+			continue
+		}
 		for _, a := range g.attempts {
 			o := b.ops[a]
 			to := o.end
@@ -290,16 +346,25 @@ func (b *brute) grantItems() []*item {
 	return out
 }
 
-func (b *brute) wildItems(choices []int64) []*item {
+// wildItems returns an item per wild acquire, granting one of choices to
+// its owner (-1 last: also a fresh token of its own) or nothing; in a
+// partial history also one per request with no single granted token (its
+// attempt before the first event), at any instant, for preTTL (as in
+// grantItems).
+func (b *brute) wildItems(choices []int64, preTTL int64) []*item {
 	var out []*item
-	for k, i := range b.wild {
-		it := b.opItem(iWild, i)
+	for _, i := range b.wild {
+		out = append(out, b.opItem(iWild, i))
+	}
+	for _, i := range b.preWild {
+		out = append(out, &item{kind: iWild, op: i, places: b.prePlaces(-1, preTTL), optional: true})
+	}
+	for k, it := range out {
 		it.choices = choices
 		if len(choices) > 0 && choices[len(choices)-1] == -1 {
 			// -1 stands for a fresh token: one of its own for each.
 			it.choices = append(slices.Clone(choices[:len(choices)-1]), int64(-1-k))
 		}
-		out = append(out, it)
 	}
 	return out
 }
@@ -581,8 +646,8 @@ func (b *brute) fencing() bool {
 // first event). Violated when, just after some effect, two different tokens
 // are held with deadlines after its time.
 func (b *brute) exclusiveLease() bool {
-	items := b.grantItems()
-	items = append(items, b.wildItems(append(slices.Clone(b.tokens), -1))...)
+	items := b.grantItems(1)
+	items = append(items, b.wildItems(append(slices.Clone(b.tokens), -1), 1)...)
 	items = append(items, b.opsOf(history.Renew, iRenew)...)
 	items = append(items, b.opsOf(history.Release, iRelease)...)
 	return b.certain(items, true, func(seq []beff) bool {
@@ -596,6 +661,10 @@ func (b *brute) exclusiveLease() bool {
 					t = b.grants[e.it.op].token
 				}
 				held[t], ever[t], dl[t], ttl[t] = true, true, e.time+e.ttl, e.ttl
+				if e.slot == preSlot { // before the first event: expired by it
+					dl[t] = math.MinInt64
+					continue
+				}
 			case iRenew:
 				o := b.ops[e.it.op]
 				t, l := o.in.Token, o.in.TTL
@@ -633,7 +702,7 @@ func (b *brute) tokenMonotonic() bool {
 		}
 		by[g.token] = g.key
 	}
-	return b.certain(b.grantItems(), false, func(seq []beff) bool {
+	return b.certain(b.grantItems(0), false, func(seq []beff) bool {
 		var top int64
 		for _, e := range seq {
 			t := b.grants[e.it.op].token
@@ -714,8 +783,9 @@ func (b *brute) idempotentResult() bool {
 // its deadline set by the grant and by every renew of its token that takes
 // effect, ended by a release of its token. An ok renew is invalid at its
 // effect when the lease is another token's or holder's, released, or past
-// its deadline; with no grant before it, invalid unless the history is
-// partial.
+// its deadline; with no grant before it, invalid. In a partial history the
+// lease at the first event is unknown: any renew's token and holder (the
+// others make every renew invalid), unreleased, with no deadline.
 func (b *brute) renewValidity() bool {
 	has := false
 	for _, o := range b.ops {
@@ -726,10 +796,29 @@ func (b *brute) renewValidity() bool {
 	if !has {
 		return false
 	}
-	items := b.grantItems()
-	items = append(items, b.wildItems(append(slices.Clone(b.tokens), -1))...)
+	items := b.grantItems(bBig)
+	items = append(items, b.wildItems(append(slices.Clone(b.tokens), -1), bBig)...)
 	items = append(items, b.opsOf(history.Renew, iRenew)...)
 	items = append(items, b.opsOf(history.Release, iRelease)...)
+	// In a partial history the lease at the first event is unknown: the
+	// token and holder of any renew (those that can make one valid),
+	// unreleased, never expiring; grants before the first event (preSlot)
+	// are part of what made it.
+	type pair struct {
+		token  int64
+		holder string
+	}
+	var starts []pair
+	if b.partial {
+		start := &item{kind: iStart, places: []place{{preSlot - 2, 0, 0, 0}}}
+		for _, o := range b.ops {
+			if p := (pair{o.in.Token, o.in.Owner + "/" + o.in.Incarnation}); o.f == history.Renew && !slices.Contains(starts, p) {
+				start.choices = append(start.choices, int64(len(starts)))
+				starts = append(starts, p)
+			}
+		}
+		items = append([]*item{start}, items...)
+	}
 	return b.certain(items, true, func(seq []beff) bool {
 		var lease struct {
 			has      bool
@@ -739,7 +828,13 @@ func (b *brute) renewValidity() bool {
 			dl, ttl  int64
 		}
 		for _, e := range seq {
+			if e.slot == preSlot {
+				continue // before the first event: part of the lease at it (iStart)
+			}
 			switch e.it.kind {
+			case iStart:
+				p := starts[e.choice]
+				lease.has, lease.token, lease.holder, lease.dl, lease.ttl = true, p.token, p.holder, bBig, bBig
 			case iGrant:
 				g := b.grants[e.it.op]
 				lease.has, lease.token, lease.holder, lease.released, lease.dl, lease.ttl = true, g.token, g.holder, false, e.time+e.ttl, e.ttl
@@ -808,8 +903,8 @@ func (b *brute) absoluteValidity() bool {
 	if !has {
 		return false
 	}
-	items = append(items, b.grantItems()...)
-	items = append(items, b.wildItems(append(slices.Clone(b.tokens), -1))...)
+	items = append(items, b.grantItems(bBig)...)
+	items = append(items, b.wildItems(append(slices.Clone(b.tokens), -1), bBig)...)
 	items = append(items, b.opsOf(history.Renew, iRenew)...)
 	return b.certain(items, true, func(seq []beff) bool {
 		granted, dl, ttl := map[int64]bool{}, map[int64]int64{}, map[int64]int64{}
@@ -891,8 +986,8 @@ func (b *brute) resourceIndependence() bool {
 	if len(items) == 0 && len(lone) == 0 {
 		return false
 	}
-	items = append(items, b.grantItems()...)
-	items = append(items, b.wildItems([]int64{bBig})...)
+	items = append(items, b.grantItems(0)...)
+	items = append(items, b.wildItems([]int64{bBig}, 0)...)
 	items = append(items, b.opsOf(history.Advance, iAdvance)...)
 	loneItems := []*item{}
 	for _, a := range lone {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -174,16 +175,17 @@ type resCtx struct {
 	h       *history.History
 	name    string
 	partial bool
-	ops     []op // in invoke order
-	found   map[string][]Violation
+	ops     []op              // in invoke order
+	found   map[string]*found // per invariant id
 	unknown []string
 	dups    dupSet
 
 	// Indexes built once by newResCtx.
 	grants       []grant         // distinct grants, in order of their first ok line
 	grantOfOp    map[int]int     // op index of an ok acquire -> its grant
-	firstWildAcq int             // invoke line of the first wild acquire (see wild), or -1
+	firstWildAcq int             // invoke line of the first wild acquire (see wild; beforeFirst: a request's attempt before a partial history), or noLine
 	wild         map[int]bool    // op index of an info/open acquire whose request has no single granted token
+	preWild      []holderKey     // partial: the holders of requests whose attempt before the first event is wild
 	tokenGrants  map[int64][]int // token -> its grants, in order
 	byFrom       []int           // grant indexes by first attempt line (order0)
 	applies      []apply         // the resource's apply events, in line order
@@ -241,31 +243,61 @@ func duplicated(h *history.History) dupSet {
 // reqKey identifies an acquire request: the coordinator's deduplication key.
 type reqKey struct{ owner, incarnation, requestID string }
 
+// holderKey names a lease holder: an owner and incarnation.
+type holderKey struct{ owner, incarnation string }
+
+// Lines that no event holds.
+const (
+	// beforeFirst is the line of an attempt before the first event of a
+	// partial history (see newResCtx): it comes before every line.
+	beforeFirst = -1
+	// noLine stands for "none" where a line is looked for: it comes after
+	// every line.
+	noLine = math.MaxInt
+)
+
 // grant is a distinct grant: the first ok acquire for one request and token.
 // Later oks for the same request and token are replays of it. Its effect
 // took place during one of its attempts: the request's info or open
 // attempts and its ok attempts with the same token, invoked before the
 // grant's ok line (an ok attempt with another token took effect as another
-// grant; a fail never did).
+// grant; a fail never did). In a partial history the request may also have
+// been attempted before the first event (see newResCtx).
 type grant struct {
 	op       int   // op index of the first ok
 	token    int64 // the token granted
 	ttl      int64 // the ok's ttl, else its invoke's (for messages)
-	from     int   // invoke line of the first attempt that may have granted it
-	fromTime int64 // its time
+	from     int   // invoke line of the first attempt that may have granted it (beforeFirst: one before a partial history)
+	fromTime int64 // its time (negInf: unknown, before the first event's)
+	shown    int   // invoke line of its first attempt in the history: the line violations name (from, unless beforeFirst)
 	okLine   int
 	okTime   int64
 	key      reqKey
-	attempts []int // op indexes of the attempts that may have granted it
+	attempts []int // op indexes of the attempts in the history that may have granted it
 	// minEnd is the earliest deadline any of them can have set (invoke
 	// time + ttl); maxTTL the largest ttl it can have been granted for.
 	minEnd, maxTTL int64
 	minTTL         int64 // the smallest ttl it can have been granted for
 }
 
+// newResCtx indexes the operations of one resource: its grants, and its wild
+// acquires.
+//
+// A partial history is read as if every acquire request in it (every
+// owner, incarnation and requestId of an acquire, whatever its outcomes)
+// had one more attempt before the first event, with an unknown outcome
+// (info), at an unknown time and for an unknown ttl: a retry in the history
+// may be the replay of a grant made before it, or that attempt may take
+// effect later, as any info one may. What the rules then conclude, they
+// conclude of every history the partial one can be the end of. So in a
+// partial history every grant may have taken effect before the first
+// event, for any ttl (from is beforeFirst, fromTime negInf, minEnd about
+// negInf, minTTL 1, maxTTL inf), and a request that has no single granted
+// token has a wild attempt before the first event (firstWildAcq is
+// beforeFirst; preWild names its holder).
 func newResCtx(h *history.History, name string, ops []op) *resCtx {
-	c := &resCtx{h: h, name: name, partial: h.Header.Partial, ops: ops, found: map[string][]Violation{},
-		grantOfOp: map[int]int{}, firstWildAcq: -1, wild: map[int]bool{}, tokenGrants: map[int64][]int{},
+	c := &resCtx{h: h, name: name, partial: h.Header.Partial, ops: ops, found: map[string]*found{},
+		grantOfOp: map[int]int{}, firstWildAcq: noLine, wild: map[int]bool{}, tokenGrants: map[int64][]int{},
 		applyOf: map[int]int{}}
 	type grantKey struct {
 		reqKey
@@ -275,11 +307,19 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 	var oks []int
 	reqAttempts := map[reqKey][]int{} // request -> its non-fail attempts, in invoke order
 	reqTokens := map[reqKey]map[int64]bool{}
+	var reqs []reqKey // every request, failed or not, in order of its first attempt
 	for i, o := range ops {
-		if o.kind != kAcquire || o.res == history.Fail {
+		if o.kind != kAcquire {
 			continue
 		}
 		k := c.reqKeyOf(i)
+		if _, ok := reqAttempts[k]; !ok {
+			reqs = append(reqs, k)
+			reqAttempts[k] = nil
+		}
+		if o.res == history.Fail {
+			continue
+		}
 		reqAttempts[k] = append(reqAttempts[k], i)
 		if o.res == history.OK {
 			oks = append(oks, i)
@@ -293,12 +333,18 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 	// is that grant's effect or a replay of it. Any other (no ok at all, or
 	// a coordinator that granted one request several tokens) may have
 	// granted any token at any later instant: it is wild.
+	if c.partial {
+		for _, k := range reqs {
+			if len(reqTokens[k]) != 1 {
+				c.firstWildAcq = beforeFirst
+				c.preWild = append(c.preWild, holderKey{k.owner, k.incarnation})
+			}
+		}
+	}
 	for i, o := range ops {
 		if o.kind == kAcquire && o.res == history.Info && len(reqTokens[c.reqKeyOf(i)]) != 1 {
 			c.wild[i] = true
-			if c.firstWildAcq < 0 {
-				c.firstWildAcq = o.inv
-			}
+			c.firstWildAcq = min(c.firstWildAcq, o.inv)
 		}
 	}
 	// Grants are numbered in the order of their ok lines.
@@ -311,15 +357,15 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 			continue
 		}
 		g := grant{op: i, token: gk.token, ttl: c.grantTTL(i), okLine: o.end, okTime: h.Events[o.end].Time,
-			key: gk.reqKey, from: -1, minEnd: inf, maxTTL: negInf, minTTL: inf}
+			key: gk.reqKey, from: noLine, shown: noLine, minEnd: inf, maxTTL: negInf, minTTL: inf}
 		okTTL := c.out(i).TTL
 		for _, a := range reqAttempts[gk.reqKey] {
 			if ops[a].inv >= o.end || ops[a].res == history.OK && c.out(a).Token != gk.token {
 				continue
 			}
 			g.attempts = append(g.attempts, a)
-			if g.from < 0 {
-				g.from = ops[a].inv
+			if g.shown == noLine {
+				g.shown = ops[a].inv
 			}
 			lo, hi := c.in(a).TTL, c.in(a).TTL
 			if okTTL > 0 {
@@ -329,7 +375,11 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 			g.maxTTL = max(g.maxTTL, hi)
 			g.minTTL = min(g.minTTL, lo)
 		}
-		g.fromTime = h.Events[g.from].Time
+		g.from, g.fromTime = g.shown, h.Events[g.shown].Time
+		if c.partial { // the attempt before the first event: any time before it, any ttl (>= 1)
+			g.from, g.fromTime = beforeFirst, negInf
+			g.minEnd, g.minTTL, g.maxTTL = after(negInf, 1), 1, inf
+		}
 		seen[gk] = len(c.grants)
 		c.grantOfOp[i] = len(c.grants)
 		c.tokenGrants[g.token] = append(c.tokenGrants[g.token], len(c.grants))
@@ -370,14 +420,77 @@ func (c *resCtx) holder(i int) string {
 	return v.Owner + "/" + v.Incarnation
 }
 
-// add records a violation; events may repeat and come in any order.
-func (c *resCtx) add(inv string, events []int, format string, args ...any) {
-	ev := slices.Clone(events)
-	slices.Sort(ev)
-	ev = slices.Compact(ev)
-	c.found[inv] = append(c.found[inv], Violation{Invariant: inv, Resource: c.name,
-		Message: fmt.Sprintf(format, args...), Events: ev})
+// found holds the violations of one invariant found on one resource: the
+// first MaxPerResource in report order (sortViolations: by events, then
+// message), and a count of the others. A rule may find a violation at
+// nearly every pair of operations of a long history: only those the report
+// shows are formatted and kept.
+type found struct {
+	shown   []Violation // in report order
+	omitted int
 }
+
+// full reports whether f shows MaxPerResource violations already.
+func (f *found) full() bool { return len(f.shown) >= MaxPerResource }
+
+// after reports whether a violation with these events (sorted, without
+// repeats) comes after every one f shows, whatever its message: when f is
+// full, it would not be shown.
+func (f *found) after(ev []int) bool {
+	return f.full() && slices.Compare(ev, f.shown[len(f.shown)-1].Events) > 0
+}
+
+// normEvents sorts events and drops repeats, in place.
+func normEvents(ev []int) []int {
+	slices.Sort(ev)
+	return slices.Compact(ev)
+}
+
+// foundOf returns the violations found of invariant inv.
+func (c *resCtx) foundOf(inv string) *found {
+	f := c.found[inv]
+	if f == nil {
+		f = &found{}
+		c.found[inv] = f
+	}
+	return f
+}
+
+// add records a violation; events may repeat and come in any order. Its
+// message is formatted only if the report may show it.
+func (c *resCtx) add(inv string, events []int, format string, args ...any) {
+	var buf [8]int
+	ev := normEvents(append(buf[:0], events...))
+	f := c.foundOf(inv)
+	if f.after(ev) {
+		f.omitted++
+		return
+	}
+	v := Violation{Invariant: inv, Resource: c.name, Message: fmt.Sprintf(format, args...)}
+	// Its place: after every violation with the same events and message
+	// (the stable order of sortViolations).
+	k := sort.Search(len(f.shown), func(k int) bool {
+		w := &f.shown[k]
+		if d := slices.Compare(ev, w.Events); d != 0 {
+			return d < 0
+		}
+		return v.Message < w.Message
+	})
+	if k == MaxPerResource {
+		f.omitted++
+		return
+	}
+	v.Events = slices.Clone(ev)
+	f.shown = slices.Insert(f.shown, k, v)
+	if len(f.shown) > MaxPerResource {
+		f.shown = f.shown[:MaxPerResource]
+		f.omitted++
+	}
+}
+
+// omit counts n violations of invariant inv that the report does not show:
+// each comes after every violation f shows (f.after).
+func (c *resCtx) omit(inv string, n int) { c.foundOf(inv).omitted += n }
 
 // checkAll runs every invariant's check on the resource.
 func (c *resCtx) checkAll(opt Options) {
@@ -393,18 +506,15 @@ func (c *resCtx) checkAll(opt Options) {
 	c.checkAbsoluteValidity()
 }
 
-// result sorts each invariant's violations, keeps the first MaxPerResource
-// and counts the rest.
+// result lists each invariant's first MaxPerResource violations and counts
+// the rest.
 func (c *resCtx) result() resResult {
 	var r resResult
 	for _, inv := range Invariants {
-		vs := c.found[inv.ID]
-		sortViolations(vs)
-		if len(vs) > MaxPerResource {
-			r.omitted += len(vs) - MaxPerResource
-			vs = vs[:MaxPerResource]
+		if f := c.found[inv.ID]; f != nil {
+			r.violations = append(r.violations, f.shown...)
+			r.omitted += f.omitted
 		}
-		r.violations = append(r.violations, vs...)
 	}
 	r.unknown = c.unknown
 	return r

@@ -186,7 +186,7 @@ func (c *resCtx) checkFenceBeforeGrant() {
 	for _, g := range c.grants {
 		t := g.token
 		G := g.okLine
-		gev := []int{g.from, g.okLine}
+		gev := []int{g.shown, g.okLine}
 		unknown, certain, _, maxV, arg := x.lastBefore(G, G)
 		if unknown {
 			continue
@@ -259,7 +259,9 @@ func (c *resCtx) checkIdempotentResult() {
 // effect before the rejection returned t (at least one advance certainly
 // came before W, and none with an unknown outcome was invoked before F). An
 // accepted write, even of a higher token, does not move the fence: only
-// advances do.
+// advances do. In a partial history every grant, and the wild attempt of a
+// request with no single granted token, may come before the first event
+// (newResCtx): any grant of a token > t, or any such request, stops it.
 func (c *resCtx) checkResourceIndependence() {
 	var grantUB series // by first attempt line
 	for gi, g := range c.grants {
@@ -308,7 +310,7 @@ func (c *resCtx) checkResourceIndependence() {
 		if k := grantUB.maxBefore(r.last); k >= 0 && grantUB.val[k] > t {
 			continue
 		}
-		if c.firstWildAcq >= 0 && c.firstWildAcq < r.last {
+		if c.firstWildAcq < r.last {
 			continue
 		}
 		g := c.grants[gs[0]]

@@ -148,6 +148,12 @@ func (h *ttlHeap) Pop() any {
 // a partial history, when the token was granted before the first event: no
 // grant or release of it before the renew). Two such intervals of different
 // tokens that overlap are a violation, reported once per pair of tokens.
+//
+// In a partial history a grant, and the wild attempt of a request with no
+// single granted token, may take effect before the first event, for any
+// ttl (newResCtx): a grant gives no interval there (it may have expired
+// before the first event), and such a request may shorten any lease at any
+// instant.
 func (c *resCtx) checkExclusiveLease() {
 	type piece struct {
 		token int64
@@ -175,6 +181,9 @@ func (c *resCtx) checkExclusiveLease() {
 		ttl  int64
 	}
 	var wilds []wildAcq
+	if len(c.preWild) > 0 { // attempts before a partial history: any instant, any ttl
+		wilds = append(wilds, wildAcq{beforeFirst, negInf, 1})
+	}
 	for i, o := range c.ops {
 		switch {
 		case o.kind == kRenew && o.res != history.Fail:
@@ -206,7 +215,12 @@ func (c *resCtx) checkExclusiveLease() {
 	for k, w := range wilds {
 		wPre[k+1] = min(wPre[k], w.ttl)
 	}
-	at := func(line int) point { return point{c.h.Events[line].Time, line} }
+	at := func(line int) point {
+		if line == beforeFirst {
+			return point{negInf, line}
+		}
+		return point{c.h.Events[line].Time, line}
+	}
 
 	var ps []piece
 	grantEnd := make([]point, len(c.grants)) // per grant: until when its token is certainly valid after it took effect
@@ -256,7 +270,7 @@ func (c *resCtx) checkExclusiveLease() {
 			}
 			var ev []int
 			if e.grant >= 0 {
-				ev = []int{e.first, e.okLine}
+				ev = []int{c.grants[e.grant].shown, e.okLine}
 			} else {
 				ev = c.events(e.op)
 			}
@@ -285,11 +299,12 @@ func (c *resCtx) checkExclusiveLease() {
 			second = k
 		}
 	}
-	// first reports whether the pair of tokens a and b is not reported yet,
-	// and counts it reported.
+	// first reports whether the pair of tokens a and b is not reported yet
+	// (by the sweeps: the rule on pairs of grants keeps its own), and counts
+	// it reported.
 	reported := map[[2]int64]bool{}
 	first := func(a, b int64) bool {
-		pair := [2]int64{min(a, b), max(a, b)}
+		pair := tokenPair(a, b)
 		if reported[pair] {
 			return false
 		}
@@ -321,31 +336,8 @@ func (c *resCtx) checkExclusiveLease() {
 	// of g's certain validity after its effect (if g may come first), and
 	// g's ok before the end of h's (if h may come first).
 	byFrom := order0(c)
-	for a, gi := range byFrom {
-		g := c.grants[gi]
-		if g.minTTL < 1 {
-			continue
-		}
-		for _, hi := range byFrom[a+1:] {
-			h := c.grants[hi]
-			if h.token == g.token || h.minTTL < 1 {
-				continue
-			}
-			if !at(h.from).less(grantEnd[gi]) {
-				break // h's window starts after g's certain validity: so do the later ones
-			}
-			gFirst := g.from < h.okLine // g may take effect before h
-			hFirst := h.from < g.okLine
-			if gFirst && !at(h.okLine).less(grantEnd[gi]) || hFirst && !at(g.okLine).less(grantEnd[hi]) {
-				continue
-			}
-			if first(g.token, h.token) {
-				c.add(ExclusiveLease, []int{g.from, g.okLine, h.from, h.okLine},
-					"leases token=%d (%s) and token=%d (%s) were both certainly valid when the later of the two grants took effect",
-					g.token, c.holder(g.op), h.token, c.holder(h.op))
-			}
-		}
-	}
+	pairs := newGrantPairs(c, byFrom, grantEnd, at)
+	pairs.report(reported)
 	// A grant is valid at the instant it takes effect, somewhere between
 	// its first attempt's invoke line and its ok line: when another token
 	// is certainly valid throughout that window, both are valid then.
@@ -364,10 +356,10 @@ func (c *resCtx) checkExclusiveLease() {
 				continue
 			}
 			if at(g.okLine).less(ps[q].e) {
-				if first(g.token, ps[q].token) {
-					c.add(ExclusiveLease, append(append([]int{}, ps[q].ev...), g.from, g.okLine),
+				if !pairs.reported(g.token, ps[q].token) && first(g.token, ps[q].token) {
+					c.add(ExclusiveLease, append(append([]int{}, ps[q].ev...), g.shown, g.okLine),
 						"leases token=%d (%s) and token=%d (%s) were both certainly valid when token=%d was granted (between events %d and %d)",
-						ps[q].token, ps[q].who, g.token, c.holder(g.op), g.token, g.from, g.okLine)
+						ps[q].token, ps[q].who, g.token, c.holder(g.op), g.token, g.shown, g.okLine)
 				}
 			}
 			break
@@ -419,9 +411,11 @@ func (c *resCtx) held(t int64, e leaseEffect, rels [][2]int) bool {
 }
 
 // checkTokenMonotonic: a grant of token t whose request was first attempted
-// after the ok line of a grant of a token t' > t; or one token granted to two
-// different requests (a request is owner, incarnation and requestId; a
-// replay of the same request with the same token is not a second grant).
+// after the ok line of a grant of a token t' > t (never in a partial
+// history, where every request may have been attempted before the first
+// event: see newResCtx); or one token granted to two different requests (a
+// request is owner, incarnation and requestId; a replay of the same request
+// with the same token is not a second grant).
 func (c *resCtx) checkTokenMonotonic() {
 	var prev series // grants by ok line (c.grants is in that order)
 	for gi, g := range c.grants {
@@ -438,7 +432,7 @@ func (c *resCtx) checkTokenMonotonic() {
 		}
 		if k := prev.maxBefore(g.from); k >= 0 && prev.val[k] > g.token {
 			p := c.grants[prev.ref[k]]
-			c.add(TokenMonotonic, []int{p.okLine, g.from, g.okLine},
+			c.add(TokenMonotonic, []int{p.okLine, g.shown, g.okLine},
 				"token=%d granted (to %s) after token=%d had been granted (to %s)",
 				g.token, c.holder(g.op), p.token, c.holder(p.op))
 		}
@@ -533,8 +527,9 @@ func (tk *takeovers) find(lo, hi int, l leaseKey) int {
 // was invoked before R's ok line. Nothing is concluded when o/n has a wild
 // acquire (an info or open one whose request has no single granted token)
 // invoked before R's ok line: it may have granted t to o/n at any instant.
-//   - mismatch: no candidate, and (not partial, or a grant certainly came
-//     before R: its ok line before R's invoke);
+//   - mismatch: no candidate, and the history is not partial (in a partial
+//     one o/n may hold t since before the first event, and every grant in
+//     it may have come before that: see newResCtx);
 //   - takeover: a grant of another lease (another token, or t to another
 //     holder), first attempted after the last candidate's ok line, was ok
 //     before R's invoke;
@@ -545,6 +540,8 @@ func (tk *takeovers) find(lo, hi int, l leaseKey) int {
 //     (replays of a grant do not extend it) and of each other renew of t
 //     invoked before R's ok line (ok: its ok time + ttl; info or open:
 //     unbounded).
+//
+// A partial history is judged by renewValidityPartial.
 func (c *resCtx) checkRenewValidity() {
 	byHolder := map[holderTok][]int{} // o/n/t -> grants
 	firstWild := map[holderTok]int{}  // token 0: any token
@@ -553,11 +550,8 @@ func (c *resCtx) checkRenewValidity() {
 		k := holderTok{g.key.owner, g.key.incarnation, g.token}
 		byHolder[k] = append(byHolder[k], gi)
 	}
-	firstOK := -1 // the first grant's ok line
-	for _, g := range c.grants {
-		if firstOK < 0 || g.okLine < firstOK {
-			firstOK = g.okLine
-		}
+	for _, w := range c.preWild {
+		firstWild[holderTok{w.owner, w.incarnation, 0}] = beforeFirst
 	}
 	for i, o := range c.ops {
 		v := c.in(i)
@@ -571,6 +565,10 @@ func (c *resCtx) checkRenewValidity() {
 			k := holderTok{v.Owner, v.Incarnation, v.Token}
 			rels[k] = append(rels[k], i)
 		}
+	}
+	if c.partial {
+		c.renewValidityPartial(byHolder, firstWild, rels)
+		return
 	}
 	renews := c.renewSeries()
 	var tk *takeovers
@@ -591,14 +589,11 @@ func (c *resCtx) checkRenewValidity() {
 		}
 		rev := c.events(i)
 		if len(cands) == 0 {
-			if c.partial && (firstOK < 0 || firstOK > o.inv) {
-				continue
-			}
 			if gs := c.tokenGrants[t]; len(gs) > 0 {
 				g := c.grants[gs[0]]
 				if c.holder(g.op) == c.holder(i) { // its own grant, but only after the renew
 					c.add(RenewValidity, append(rev, c.events(g.op)...),
-						"renew token=%d by %s accepted before token=%d was granted (to %s, first attempted at event %d)", t, c.holder(i), t, c.holder(g.op), g.from)
+						"renew token=%d by %s accepted before token=%d was granted (to %s, first attempted at event %d)", t, c.holder(i), t, c.holder(g.op), g.shown)
 				} else {
 					c.add(RenewValidity, append(rev, c.events(g.op)...),
 						"renew token=%d by %s accepted, but token=%d was granted to %s", t, c.holder(i), t, c.holder(g.op))
@@ -623,7 +618,7 @@ func (c *resCtx) checkRenewValidity() {
 		}
 		if g := tk.find(lastOK, o.inv, c.leaseOf(last)); g >= 0 {
 			gg := c.grants[g]
-			c.add(RenewValidity, append(append(rev, lastOK, gg.from), gg.okLine),
+			c.add(RenewValidity, append(append(rev, lastOK, gg.shown), gg.okLine),
 				"renew token=%d by %s accepted after the lease was taken over by grant token=%d (to %s)",
 				t, c.holder(i), gg.token, c.holder(gg.op))
 			continue
@@ -655,7 +650,7 @@ func (c *resCtx) checkRenewValidity() {
 			}
 		}
 		if deadline <= c.invTime(i) {
-			ev := append(rev, lg.from, lastOK)
+			ev := append(rev, lg.shown, lastOK)
 			if ext >= 0 {
 				ev = append(ev, c.events(ext)...)
 			}
@@ -663,6 +658,84 @@ func (c *resCtx) checkRenewValidity() {
 				"renew token=%d by %s invoked at time %d accepted after the lease's deadline (%d at the latest)",
 				t, c.holder(i), c.invTime(i), deadline)
 		}
+	}
+}
+
+// renewValidityPartial is checkRenewValidity on a partial history. The
+// lease at the first event is unknown, and every grant may date from before
+// it, for an unknown ttl (newResCtx): a renew is not compared with a grant
+// (rules mismatch, takeover and deadline do not apply). For every ok renew R
+// of lease o/n/t, when o/n has no wild acquire invoked before R's ok line:
+//   - released: a release of t by o/n, invoked after the ok line of every
+//     grant of t to o/n (if any), was ok before R's invoke: whatever the
+//     lease was, it was not o/n's t at R;
+//   - two leases: the latest ok renew R2 of another lease (token or holder)
+//     invoked before R, when no grant of either lease has its ok line after
+//     the invoke of R2 and no wild acquire of either holder was invoked
+//     before the later of their ok lines: no grant can have handed the
+//     coordinator's lease from one to the other between their effects, so
+//     one of the two was accepted for a lease that was not the
+//     coordinator's.
+func (c *resCtx) renewValidityPartial(byHolder map[holderTok][]int, firstWild map[holderTok]int, rels map[holderTok][]int) {
+	lastOK := map[holderTok]int{} // the latest ok line of a grant of a lease
+	for k, gs := range byHolder {
+		for _, g := range gs {
+			lastOK[k] = max(lastOK[k], c.grants[g].okLine)
+		}
+	}
+	okOf := func(k holderTok) int {
+		if l, ok := lastOK[k]; ok {
+			return l
+		}
+		return beforeFirst
+	}
+	wildBefore := func(k holderTok, line int) bool {
+		fw, ok := firstWild[holderTok{k.owner, k.incarnation, 0}]
+		return ok && fw < line
+	}
+	leaseOf := func(i int) holderTok {
+		v := c.in(i)
+		return holderTok{v.Owner, v.Incarnation, v.Token}
+	}
+	last, other := -1, -1 // the latest ok renew, and the latest of another lease than its
+	for i, o := range c.ops {
+		if o.kind != kRenew || o.res != history.OK {
+			continue
+		}
+		k := leaseOf(i)
+		prev := last // the latest ok renew of another lease than R's
+		if last >= 0 && leaseOf(last) == k {
+			prev = other
+		} else {
+			other = last
+		}
+		last = i
+		if wildBefore(k, o.end) {
+			continue
+		}
+		rev := c.events(i)
+		released := false
+		for _, j := range rels[k] {
+			if c.ops[j].inv > okOf(k) && c.ops[j].end < o.inv {
+				ev := append(rev, c.events(j)...)
+				if l := okOf(k); l != beforeFirst {
+					ev = append(ev, l)
+				}
+				c.add(RenewValidity, ev, "renew token=%d by %s accepted after the lease was released", k.token, c.holder(i))
+				released = true
+				break
+			}
+		}
+		if released || prev < 0 {
+			continue
+		}
+		pk, p := leaseOf(prev), c.ops[prev]
+		if end := max(p.end, o.end); wildBefore(pk, end) || wildBefore(k, end) || okOf(k) > p.inv || okOf(pk) > p.inv {
+			continue
+		}
+		c.add(RenewValidity, append(c.events(prev), rev...),
+			"renews token=%d by %s and token=%d by %s were both accepted, and no grant can have handed the lease from one to the other between them",
+			pk.token, c.holder(prev), k.token, c.holder(i))
 	}
 }
 
@@ -739,7 +812,9 @@ func (c *resCtx) acceptedWrites() []accepted {
 // and over the renews of t invoked before that line (ok: ok time + ttl; info
 // or open: unbounded). Nothing is concluded when t was never granted, or when
 // a wild acquire (an info or open acquire whose request has no single
-// granted token) was invoked before that line: it may have granted t.
+// granted token) was invoked before that line: it may have granted t. In a
+// partial history a grant's ttl, hence its deadline, is unknown (newResCtx):
+// nothing is concluded.
 func (c *resCtx) checkAbsoluteValidity() {
 	acq := map[int64]*series{} // token -> grants by first attempt line, valued ok time + largest ttl
 	for gi, g := range c.grants {
@@ -758,7 +833,7 @@ func (c *resCtx) checkAbsoluteValidity() {
 		if w.first == w.last {
 			lastLine = w.first // pinned at the apply line: things invoked before it
 		}
-		if c.firstWildAcq >= 0 && c.firstWildAcq < lastLine {
+		if c.firstWildAcq < lastLine {
 			continue
 		}
 		t := w.token
@@ -771,7 +846,7 @@ func (c *resCtx) checkAbsoluteValidity() {
 			continue
 		}
 		g := c.grants[s.ref[k]]
-		deadline, ev := s.val[k], []int{g.from, g.okLine}
+		deadline, ev := s.val[k], []int{g.shown, g.okLine}
 		if renews == nil {
 			renews = c.renewSeries()
 		}

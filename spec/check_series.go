@@ -12,10 +12,11 @@ const (
 	negInf = math.MinInt64
 )
 
-// after is time t (≥ 0, as histories have it) plus duration d, or inf when
-// that lies past the largest int64: a deadline that far out is later than
-// every event's time (but one at the largest time itself). A history's
-// times and ttls each fit in int64; their sum need not.
+// after is time t (≥ 0, as histories have it, or negInf: an unknown time
+// before a partial history) plus duration d (≥ 0), or inf when that lies
+// past the largest int64: a deadline that far out is later than every
+// event's time (but one at the largest time itself). A history's times and
+// ttls each fit in int64; their sum need not.
 func after(t, d int64) int64 {
 	if t > 0 && d > inf-t {
 		return inf
