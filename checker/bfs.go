@@ -538,18 +538,7 @@ type bfs struct {
 	peakFrontier uint64
 	disk         disk  // checkpoints and spilled levels
 	crew         *crew // the goroutines but the caller's (parallel)
-	// serial is set for a level of fewer than serialStates states: its
-	// parallel steps run on the caller's goroutine alone (see parallel).
-	serial bool
 }
-
-// serialStates is the size of a level below which its steps run on one
-// goroutine: a few hundred microseconds of work, about what handing it to
-// the crew and waiting for it costs, and far more on a machine whose
-// other cores are busy (where a helper may wait a time slice for a CPU).
-// Searches of small bounds, such as the tests' thousands, are made of
-// such levels.
-const serialStates = 16 * chunkStates
 
 func newBFS(m *model.Machine, opt BFSOptions) *bfs {
 	b := &bfs{m: m, opt: opt, stop: opt.Stop, gor: opt.Goroutines, mem: heapBudget{max: opt.MaxMemory}}
@@ -839,7 +828,6 @@ func (b *bfs) marks() bool { return b.simulated && b.depth > 0 }
 // startLevel counts none of the level about to be expanded as expanded,
 // and none as marked if subsume is to mark it (all otherwise).
 func (b *bfs) startLevel() {
-	b.serial = b.levelLen() < serialStates
 	b.expanded.Store(0)
 	b.marked.Store(0)
 	if !b.marks() {
@@ -1281,14 +1269,10 @@ func (b *bfs) insertPart(e *expander, j int) {
 }
 
 // parallel runs f(&b.exps[i], i) for i in [0, g), on g goroutines: the
-// caller's and, for g > 1, the search's crew (started at the first call);
-// for a level that is serial, one after the other on the caller's. The
-// shares f(i) are independent, so either way gives the same result.
+// caller's and, for g > 1, the search's crew (started at the first call).
 func (b *bfs) parallel(g int, f func(e *expander, i int)) {
-	if g == 1 || b.serial {
-		for i := range g {
-			f(&b.exps[i], i)
-		}
+	if g == 1 {
+		f(&b.exps[0], 0)
 		return
 	}
 	if b.crew == nil {
