@@ -159,18 +159,7 @@ func TestRestartChecksAges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := m.Init()
-	for _, k := range []Kind{Acquire, Deliver} { // the acquire is delivered: it waits for the sink's advance
-		for _, a := range m.Enabled(&s, nil) {
-			if a.Kind == k {
-				m.Next(&s, &a)
-				break
-			}
-		}
-	}
-	if s.Coord[0].Wait[0].Worker == 0 {
-		t.Fatalf("no acquire waits: %+v", s.Coord[0])
-	}
+	s := acquireWaiting(t, m)
 	defer func() {
 		var f *DesignFault
 		if err, ok := recover().(error); !ok || !errors.As(err, &f) || f.Decision != "Restart" ||
@@ -201,18 +190,7 @@ func TestNextWithCheckedDecisionsDoesNotAllocate(t *testing.T) {
 	if m.ageChecked == 0 {
 		t.Fatal("no decision checked")
 	}
-	s := m.Init() // an acquire waits for the sink's advance: the restart checks Restart
-	for _, k := range []Kind{Acquire, Deliver} {
-		for _, a := range m.Enabled(&s, nil) {
-			if a.Kind == k {
-				m.Next(&s, &a)
-				break
-			}
-		}
-	}
-	if s.Coord[0].Wait[0].Worker == 0 {
-		t.Fatalf("no acquire waits: %+v", s.Coord[0])
-	}
+	s := acquireWaiting(t, m) // the restart checks Restart
 	if allocs := testing.AllocsPerRun(20, func() {
 		u := s
 		m.Next(&u, &Action{Kind: Restart})
@@ -268,4 +246,23 @@ func TestAsymmetricRenamesNothing(t *testing.T) {
 	if m, _ = New(c, Design{}); m.Symmetries() != SymWorkers|SymResources {
 		t.Fatalf("reference: symmetries %b", m.Symmetries())
 	}
+}
+
+// acquireWaiting is m's initial state after an acquire is sent and
+// delivered: the coordinator waits for the sink's advance to grant it.
+func acquireWaiting(t *testing.T, m *Machine) State {
+	t.Helper()
+	s := m.Init()
+	for _, k := range []Kind{Acquire, Deliver} {
+		for _, a := range m.Enabled(&s, nil) {
+			if a.Kind == k {
+				m.Next(&s, &a)
+				break
+			}
+		}
+	}
+	if s.Coord[0].Wait[0].Worker == 0 {
+		t.Fatalf("no acquire waits: %+v", s.Coord[0])
+	}
+	return s
 }
