@@ -130,9 +130,6 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	if err != nil {
 		return 0, usagef("--invariant: %v", err)
 	}
-	if st, err := os.Stat(*out); err == nil && !st.IsDir() { // before the grid is searched, not after
-		return 0, usagef("--out %s: not a folder", *out)
-	}
 	var shard checker.Shard
 	if *shardFlag != "" {
 		if shard, err = parseShard(*shardFlag); err != nil {
