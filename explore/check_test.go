@@ -174,7 +174,8 @@ func TestRealKeepsEveryRun(t *testing.T) {
 // TestCheckReportIsPlainText: a resource's name or a message holding
 // control characters is printed escaped ("job\nno invariant violated" made
 // a line of its own), and a violation the header expects and the history
-// does not show is said (check said only "no invariant violated").
+// does not show is said (check said only "no invariant violated"), and so
+// are the violations a report leaves out.
 func TestCheckReportIsPlainText(t *testing.T) {
 	dir := t.TempDir()
 	hostile := jsonString(t, "job\nno invariant violated\x1b[2K")
@@ -206,5 +207,23 @@ func TestCheckReportIsPlainText(t *testing.T) {
 	code, stdout, _ = explore(t, "check", path)
 	if code != exitOK || !strings.Contains(stdout, "expected by the header, not found in the history: exclusive-lease\n") {
 		t.Errorf("exit %d, want 0 and the expected violation said missing:\n%s", code, stdout)
+	}
+	// Seven stale writes accepted: five are listed, and the text says two
+	// more were left out (only --json counted them).
+	many := `{"format":"fencecheck-history","version":1}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+`
+	for i := range 7 {
+		many += fmt.Sprintf(`{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r%d","payload":"a"}}
+{"time":1,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`, i)
+	}
+	if err := os.WriteFile(path, []byte(many), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = explore(t, "check", path)
+	if code != exitViolation || !strings.Contains(stdout, "\nand 2 more violations not listed") {
+		t.Errorf("exit %d, want 1 and the two violations left out counted:\n%s", code, stdout)
 	}
 }

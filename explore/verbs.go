@@ -302,6 +302,9 @@ func printReport(w io.Writer, path string, h *history.History, rep spec.Report, 
 		found |= spec.SetOf(v.Invariant)
 		fmt.Fprintf(w, "%s %s on %s: %s (events %v)\n", tag, v.Invariant, visible(v.Resource), visible(v.Message), v.Events)
 	}
+	if rep.Omitted > 0 {
+		fmt.Fprintf(w, "and %d more violations not listed (at most %d of an invariant on a resource are)\n", rep.Omitted, spec.MaxPerResource)
+	}
 	for _, u := range rep.Unknown {
 		fmt.Fprintf(w, "unknown %s: the check ran out of time\n", visible(u))
 	}
