@@ -456,6 +456,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		return exitViolation, nil
 	}
+	liveErr := pf.saveErr() // a progress witness found and not saved
 	if run == nil {
 		summary["violation"] = nil
 		code := exitOK
@@ -475,13 +476,16 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		}
 		code = pf.exit(code)
 		if *jsonOut {
-			return code, writeJSON(stdout, summary)
+			if err := writeJSON(stdout, summary); err != nil {
+				return 0, err
+			}
+			return code, reported(code, liveErr)
 		}
 		if !complete {
 			fmt.Fprintf(stdout, "%s: incomplete: %s in %s (%s%s); no violation found so far\n", v.Name, howFar,
 				elapsed.Round(time.Millisecond), cause(), causeNote)
 			fmt.Fprint(stdout, resumeNote)
-			return code, nil
+			return code, reported(code, liveErr)
 		}
 		what, fails := "no violation found", ""
 		if *unexpected {
@@ -493,11 +497,11 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		if vacuous != 0 {
 			fmt.Fprintf(stdout, "%s: incomplete: %s%s (%s, %s), and the search never reached %s, which the verdict depends on\n",
 				v.Name, what, fails, howFar, elapsed.Round(time.Millisecond), vacuous)
-			return code, nil
+			return code, reported(code, liveErr)
 		}
 		fmt.Fprintf(stdout, "%s: %s%s (%s, %s); scenes reached: %v\n", v.Name, what, fails, howFar,
 			elapsed.Round(time.Millisecond), reached)
-		return code, nil
+		return code, reported(code, liveErr)
 	}
 	h := checker.Counterexample(v.Name, *seed, run, fmt.Sprintf("%s violates %s (explore search --mode %s)", v.Name, inv, *mode))
 	// A counterexample that cannot be saved is still reported, with its
@@ -512,7 +516,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		if err := writeJSON(stdout, summary); err != nil {
 			return 0, err
 		}
-		return exitViolation, reported(exitViolation, saveErr)
+		return exitViolation, reported(exitViolation, errors.Join(saveErr, liveErr))
 	}
 	where := "in " + path + " (and .html)"
 	if saveErr != nil {
@@ -521,7 +525,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) %s\n",
 		v.Name, inv, len(h.Ops()), len(run.Actions), where)
 	printTrace(stdout, run, h, cat)
-	return exitViolation, reported(exitViolation, saveErr)
+	return exitViolation, reported(exitViolation, errors.Join(saveErr, liveErr))
 }
 
 // maxCores is the most --cores takes: 256, or the machine's cores if it

@@ -570,15 +570,27 @@ func (l *liveness) cause(ctx context.Context, stopped string, maxMemory uint64) 
 }
 
 // witness is a progress failure's run, saved as a history (and .html) in
-// File unless it is empty (the initial state is stuck).
+// File unless it is empty (the initial state is stuck) or the save failed
+// (SaveError: the witness is still reported, its trace printed).
 type witness struct {
-	File    string   `json:"file,omitempty"`
-	Actions int      `json:"actions"`
-	Trace   []string `json:"trace"`
+	File      string   `json:"file,omitempty"`
+	SaveError string   `json:"saveError,omitempty"`
+	Actions   int      `json:"actions"`
+	Trace     []string `json:"trace"`
 
-	run *model.Run // for the text's trace
-	h   *history.History
-	cat []spec.Variant
+	run     *model.Run // for the text's trace
+	h       *history.History
+	cat     []spec.Variant
+	saveErr error
+}
+
+// saveErr is the error saving the progress witness met, if any: the verb
+// ends with it after its result (reported).
+func (p *proof) saveErr() error {
+	if p == nil || p.Progress == nil || p.Progress.Witness == nil {
+		return nil
+	}
+	return p.Progress.Witness.saveErr
 }
 
 // check runs the progress check on m after a BFS that ended with res,
@@ -632,11 +644,12 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 		return r, nil // the initial state is stuck: no run to save (a history needs an event)
 	}
 	h := checker.Counterexample(v.Name, seed, run, fmt.Sprintf("%s fails progress: from the last state no fault-free continuation commits every task (explore search --mode bfs --liveness)", v.Name))
-	path, err := save(filepath.Join(out, v.Name), "progress", h, cat)
-	if err != nil {
-		return nil, err
+	wt.h, wt.cat = h, cat
+	// A witness that cannot be saved is still reported (the search's
+	// result with it); the verb ends with the error after it.
+	if wt.File, wt.saveErr = save(filepath.Join(out, v.Name), "progress", h, cat); wt.saveErr != nil {
+		wt.SaveError = wt.saveErr.Error()
 	}
-	wt.File, wt.h, wt.cat = path, h, cat
 	return r, nil
 }
 
@@ -663,7 +676,11 @@ func (r *progressReport) print(w io.Writer) {
 			fmt.Fprintln(w, "witness: the initial state is stuck (no action to save or replay)")
 			return
 		}
-		fmt.Fprintf(w, "witness: %d actions to a stuck state, in %s (and .html)\n", r.Witness.Actions, r.Witness.File)
+		where := "in " + r.Witness.File + " (and .html)"
+		if r.Witness.saveErr != nil {
+			where = "not saved (the error follows on standard error)"
+		}
+		fmt.Fprintf(w, "witness: %d actions to a stuck state, %s\n", r.Witness.Actions, where)
 		printTrace(w, r.Witness.run, r.Witness.h, r.Witness.cat)
 	}
 }

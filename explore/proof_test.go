@@ -65,9 +65,10 @@ type proofJSON struct {
 		Ops      int    `json:"ops"`
 		Grants   int    `json:"grants"`
 		Witness  *struct {
-			File    string   `json:"file"`
-			Actions int      `json:"actions"`
-			Trace   []string `json:"trace"`
+			File      string   `json:"file"`
+			SaveError string   `json:"saveError"`
+			Actions   int      `json:"actions"`
+			Trace     []string `json:"trace"`
 		} `json:"witness"`
 		Larger []larger `json:"larger"`
 	} `json:"progress"`
@@ -363,6 +364,31 @@ func TestLivenessLargerBudgetCommits(t *testing.T) {
 	code, stdout, _ = explore(t, append(args, "--liveness-extra", "2", "--json")...)
 	if p := decodeProof(t, stdout).Proof.Progress; p == nil || !p.Holds || p.Larger != nil {
 		t.Fatalf("--liveness-extra 2: exit %d, progress %+v", code, p)
+	}
+}
+
+// TestLivenessWitnessNotSaved: a progress witness that cannot be saved
+// (the design's folder under --out is a file, which the check before the
+// work does not see) is still reported, with its trace, and the error
+// said after it; the search's result was lost with exit 2 before.
+func TestLivenessWitnessNotSaved(t *testing.T) {
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "reference"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notSaved := filepath.Join(out, "reference", "progress.jsonl") + " not saved (under --out)"
+	args := append([]string{"search", "--variant", "reference", "--liveness", "--liveness-extra", "1", "--out", out}, progressFlags("1", "1")...)
+	code, stdout, stderr := explore(t, args...)
+	if code != exitViolation || !strings.Contains(stdout, "progress fails: ") ||
+		!strings.Contains(stdout, "to a stuck state, not saved (the error follows on standard error)\n") ||
+		!strings.Contains(stdout, "reference: incomplete: no violation found, but progress fails (") || !strings.Contains(stderr, notSaved) {
+		t.Fatalf("exit %d, want 1, the witness reported and the file not saved named\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = explore(t, append(args, "--json")...)
+	p := decodeProof(t, stdout).Proof.Progress
+	if code != exitViolation || p == nil || p.Holds || p.Witness == nil || p.Witness.File != "" || p.Witness.Actions == 0 ||
+		!strings.Contains(p.Witness.SaveError, notSaved) || !strings.Contains(stderr, notSaved) {
+		t.Fatalf("--json: exit %d, progress %+v, stderr %q", code, p, stderr)
 	}
 }
 
