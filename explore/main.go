@@ -93,7 +93,8 @@ var verbExitStatuses = map[string]string{
 	"sweep": `exit status:
   0  every cell has a verdict: violations are a sweep's findings (in the grid and the heat
      map), not failures
-  1  never: a violated cell is a finding, exit 0` + usageStatus + `
+  1  never: a violated cell is a finding, exit 0` + usageStatus + `;
+     also a counterexample or the heat map not saved under --out, said after the grid
   3  incomplete: a cell without a verdict (its search stopped, its bound never reached what the
      verdict depends on, or the design's decision failed there), or the sweep stopped (--time,
      Ctrl-C) before every point was searched`,
@@ -103,7 +104,8 @@ var verbExitStatuses = map[string]string{
   1  of a search, a violation (a job's counterexample), or the design's decision failed in a
      job; never of a sweep (its violations are findings)
   2  usage or input error: a file that is not a job's --json (the message names it), jobs of
-     different searches, a job twice or one missing
+     different searches, a job twice or one missing; also a sweep's heat map not saved under
+     --out, said after the grid
   3  incomplete: of a search, a job stopped early, or the jobs together never reached the scenes
      the verdict depends on; of a sweep, a cell without a verdict`,
 	"real": `exit status:

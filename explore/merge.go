@@ -367,6 +367,7 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 	seen := map[int]bool{}
 	merged := first
 	merged.Shard, merged.Grid.Cells, merged.Grid.Rules = checker.Shard{}, nil, map[string]string{}
+	merged.SaveError = "" // the merge's own (a job's was said when it ran)
 	for i, j := range jobs {
 		same := j.Variant == first.Variant && j.Config == first.Config && j.Budget == first.Budget &&
 			max(j.Shard.N, 1) == n && slices.Equal(j.Grid.X.Values, first.Grid.X.Values) && j.Grid.X.Name == first.Grid.X.Name &&
@@ -395,21 +396,26 @@ func mergeSweeps(raws [][]byte, paths []string, outDir string, jsonOut bool, std
 	for _, inv := range g.Invariants {
 		g.Rules[inv] = fitRule(*g, inv)
 	}
-	page, err := writeHeatmap(filepath.Join(outDir, "sweep", merged.Variant), *g)
-	if err != nil {
-		return 0, err
+	// A heat map not saved loses nothing: the grid is reported, the error
+	// after it.
+	page, saveErr := writeHeatmap(filepath.Join(outDir, "sweep", merged.Variant), *g)
+	if saveErr != nil {
+		merged.SaveError = saveErr.Error()
 	}
 	code := exitOK
 	if !merged.Complete {
 		code = exitIncomplete
 	}
 	if jsonOut {
-		return code, writeJSON(stdout, merged)
+		if err := writeJSON(stdout, merged); err != nil {
+			return 0, err
+		}
+		return code, reported(code, saveErr)
 	}
 	printGrid(stdout, *g, merged.Budget.Depth)
-	fmt.Fprintf(stdout, "\nheat map: %s (%d jobs)\n", page, n)
+	printHeatmapLine(stdout, page, fmt.Sprintf("%d jobs", n))
 	if !merged.Complete {
 		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(merged.Stopped, *g))
 	}
-	return code, nil
+	return code, reported(code, saveErr)
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,10 @@ type sweepResult struct {
 	// no cells.
 	Stopped string        `json:"stopped,omitempty"`
 	Grid    viz.SweepGrid `json:"grid"`
+	// SaveError is what could not be saved under --out (a cell's
+	// counterexample, the heat map): the grid stands; its cells not saved
+	// have no link.
+	SaveError string `json:"saveError,omitempty"`
 }
 
 // sweepBudget is what each point of a sweep may spend.
@@ -167,6 +172,10 @@ func runSweep(ctx context.Context, args []string, stdout io.Writer, cat []spec.V
 	points := len(axes[0].values) * len(axes[1].values)
 	start := time.Now()
 	k := 0
+	// The first file not saved (a full disk): the sweep goes on, its cells
+	// keep their verdicts without a link, and the grid is reported with
+	// the error after it.
+	var saveErr error
 points:
 	for _, y := range axes[1].values {
 		for _, x := range axes[0].values {
@@ -181,7 +190,15 @@ points:
 				return fmt.Sprintf("point %d/%d (%s), %s", k, points, pointName(axes, x, y), el.Round(time.Second))
 			})
 			pv, pc, _ := sweepPoint(v, cfg, axes, x, y)
-			cells, err := searchPoint(ctx, pv, pc, invs, b, filepath.Join(dir, pointFile(axes, x, y)), cat)
+			prefix := filepath.Join(dir, pointFile(axes, x, y))
+			save := func(inv string, run *model.Run, method string) string {
+				link, err := saveCell(prefix, pv, inv, run, method, cat)
+				if saveErr == nil {
+					saveErr = err
+				}
+				return link
+			}
+			cells, err := searchPoint(ctx, pv, pc, invs, b, save)
 			if err != nil {
 				return 0, err
 			}
@@ -206,22 +223,26 @@ points:
 		res.Stopped = stopCause(ctx)
 	}
 	page, err := writeHeatmap(dir, grid)
-	if err != nil {
-		return 0, err
+	saveErr = errors.Join(saveErr, err)
+	if saveErr != nil {
+		res.SaveError = saveErr.Error()
 	}
 	code := exitOK
 	if !complete {
 		code = exitIncomplete
 	}
 	if *jsonOut {
-		return code, writeJSON(stdout, res)
+		if err := writeJSON(stdout, res); err != nil {
+			return 0, err
+		}
+		return code, reported(code, saveErr)
 	}
 	printGrid(stdout, grid, b.Depth)
-	fmt.Fprintf(stdout, "\nheat map: %s (%s)\n", page, time.Since(start).Round(time.Millisecond))
+	printHeatmapLine(stdout, page, time.Since(start).Round(time.Millisecond).String())
 	if !complete {
 		fmt.Fprintf(stdout, "incomplete: %s\n", sweepHowFar(res.Stopped, grid))
 	}
-	return code, nil
+	return code, reported(code, saveErr)
 }
 
 // sceneList names the scenes --needs takes.
@@ -256,7 +277,10 @@ func withNeeds(at func([]int) spec.Variant, needs model.Scene) func([]int) spec.
 // b.MaxStates (a proof for every invariant it does not find violated), and
 // when that does not finish, a random search for the invariants not yet
 // found violated (their "safe" is then a budget's, not a proof).
-func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []string, b sweepBudget, prefix string, cat []spec.Variant) ([]viz.SweepCell, error) {
+//
+// save saves a cell's counterexample and returns its link ("" when it
+// could not: the cell keeps its verdict).
+func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []string, b sweepBudget, save func(inv string, run *model.Run, method string) string) ([]viz.SweepCell, error) {
 	m, err := v.Machine(cfg)
 	if err != nil {
 		return nil, usageError{err}
@@ -272,10 +296,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		if want&spec.SetOf(s.Invariant) == 0 {
 			continue
 		}
-		link, err := saveCell(prefix, v, s.Invariant, s.Run, "bfs", cat)
-		if err != nil {
-			return nil, err
-		}
+		link := save(s.Invariant, s.Run, "bfs")
 		cells[s.Invariant] = viz.SweepCell{Invariant: s.Invariant, Verdict: viz.VerdictViolated, Length: s.Length, Method: "bfs",
 			Link: link, Detail: fmt.Sprintf("shortest counterexample (BFS, %d states)", res.States)}
 	}
@@ -329,10 +350,7 @@ func searchPoint(ctx context.Context, v spec.Variant, cfg model.Config, invs []s
 		if r.Found == nil {
 			break
 		}
-		link, err := saveCell(prefix, v, r.Found.Invariant, r.Found.Run, "random", cat)
-		if err != nil {
-			return nil, err
-		}
+		link := save(r.Found.Invariant, r.Found.Run, "random")
 		cells[r.Found.Invariant] = viz.SweepCell{Invariant: r.Found.Invariant, Verdict: viz.VerdictViolated,
 			Length: len(r.Found.Run.Actions), Method: "random", Link: link,
 			Detail: fmt.Sprintf("%s; random run %d, shrunk (not necessarily shortest)", bfsNote, r.Found.Index)}
@@ -394,17 +412,32 @@ func pointFile(axes []axis, x, y int) string {
 	return s
 }
 
-// writeHeatmap writes the grid's heat map into dir and returns its path.
+// printHeatmapLine says where the heat map was saved (page; "" when it
+// could not be), with a detail in parentheses.
+func printHeatmapLine(w io.Writer, page, detail string) {
+	if page == "" {
+		fmt.Fprintf(w, "\nheat map not saved (%s; the error follows on standard error)\n", detail)
+		return
+	}
+	fmt.Fprintf(w, "\nheat map: %s (%s)\n", page, detail)
+}
+
+// writeHeatmap writes the grid's heat map into dir and returns its path
+// ("" with an error naming it when it could not).
 func writeHeatmap(dir string, g viz.SweepGrid) (string, error) {
-	var b bytes.Buffer
-	if err := viz.Heatmap(&b, g); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	path := filepath.Join(dir, "heatmap.html")
-	return path, os.WriteFile(path, b.Bytes(), 0o644)
+	var b bytes.Buffer
+	err := viz.Heatmap(&b, g)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, b.Bytes(), 0o644)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s not saved (under --out): %w", path, err)
+	}
+	return path, nil
 }
 
 // sweepPoint is the variant and config at grid point (x, y).

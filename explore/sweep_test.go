@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,6 +120,70 @@ func TestSweepBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// TestSweepCellNotSaved: a cell's counterexample that cannot be saved
+// (its file's name is taken by a folder, which the check of --out before
+// the work does not see) does not lose the sweep: the grid is reported, the
+// cell without a link, the heat map saved, and the error said after it
+// (exit 2, never 0). The sweep stopped there with only the error before.
+func TestSweepCellNotSaved(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "sweep", "restart-no-grace")
+	taken := filepath.Join(dir, "grace0-exclusive-lease.jsonl")
+	if err := os.MkdirAll(taken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "exclusive-lease",
+		"--restarts", "1", "--out", out}, small...)
+	code, stdout, stderr := explore(t, args...)
+	if code != exitUsage || !strings.Contains(stdout, "✗") || !strings.Contains(stdout, "heat map: "+filepath.Join(dir, "heatmap.html")) ||
+		!strings.Contains(stderr, taken+" not saved (under --out)") {
+		t.Fatalf("exit %d, want 2 after the grid, its violation and the heat map\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = explore(t, append(args, "--json")...)
+	var res sweepResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitUsage || !strings.Contains(res.SaveError, taken) ||
+		!strings.Contains(stderr, taken) || len(res.Grid.Cells) != 2 {
+		t.Fatalf("--json: exit %d, %v, %+v, stderr %q", code, err, res, stderr)
+	}
+	if c := res.Grid.Cells[0]; c.Verdict != viz.VerdictViolated || c.Link != "" {
+		t.Errorf("the cell not saved: %+v, want violated and no link", c)
+	}
+}
+
+// TestMergeHeatmapNotSaved: a merged sweep whose heat map cannot be
+// saved (its folder's name is taken by a file) still prints the merged
+// grid, and says the error after it (exit 2): only the error was said.
+func TestMergeHeatmapNotSaved(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 2 {
+		args := append([]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "exclusive-lease",
+			"--shard", fmt.Sprintf("%d/2", i), "--json", "--out", dir}, small...)
+		code, stdout, stderr := explore(t, args...)
+		if code == exitUsage {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+		paths = append(paths, filepath.Join(dir, fmt.Sprintf("job%d.json", i)))
+		if err := os.WriteFile(paths[i], []byte(stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "sweep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	taken := filepath.Join(out, "sweep", "restart-no-grace")
+	if err := os.WriteFile(taken, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := explore(t, append([]string{"merge", "--out", out}, paths...)...)
+	if code != exitUsage || !strings.Contains(stdout, "exclusive-lease on restart-no-grace") ||
+		!strings.Contains(stdout, "heat map not saved (2 jobs; the error follows on standard error)") ||
+		!strings.Contains(stderr, filepath.Join(taken, "heatmap.html")+" not saved (under --out)") {
+		t.Fatalf("merge: exit %d, want 2 after the grid\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 
