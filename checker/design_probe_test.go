@@ -109,3 +109,34 @@ func TestResourceAsymmetricDesignIsSearched(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingSinkIsCaught: a sink that sets its fence to the token an
+// advance carries (UPDATE fence = $token, no max) is set back by a late
+// duplicate of an older advance, and a stale holder's write gets through.
+// The sink ignored late copies of every numbered advance, so the search
+// proved this design safe (67,406 states at this bound); it now applies
+// every copy of an advance that carries its token (CounterFirst), and
+// finds the fence below the token granted. The same design with a max
+// (the reference's Advance) stays safe: a copy is then harmless.
+func TestSettingSinkIsCaught(t *testing.T) {
+	set := func(fence, to uint8) uint8 {
+		if to == 0 {
+			return fence + 1
+		}
+		return to
+	}
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 3, Dups: 1}
+	stop := allInvariants &^ spec.NonGuarantee
+	bfs := func(d model.Design, reduce model.Reduction) BFSResult {
+		return BFS(context.Background(), newMachine(t, c, d), BFSOptions{Stop: stop, Symmetry: model.SymWorkers | model.SymResources, Reduce: reduce})
+	}
+	for _, reduce := range []model.Reduction{0, model.Reductions} {
+		r := bfs(model.Design{Tokens: model.CounterFirst, Advance: set}, reduce)
+		if r.Fault != nil || !r.Violation.Has(spec.FenceBeforeGrant) || r.Counterexample == nil {
+			t.Fatalf("reductions %v: the setting sink: stopped %s, violation %v, fault %+v", reduce, r.Stopped, r.Violation.IDs(), r.Fault)
+		}
+	}
+	if r := bfs(model.Design{Tokens: model.CounterFirst}, model.Reductions); r.Stopped != StopComplete || r.Violation != 0 {
+		t.Fatalf("the max sink: stopped %s, violation %v", r.Stopped, r.Violation.IDs())
+	}
+}

@@ -66,7 +66,7 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 		}
 		bySkeleton := map[model.State][]int{}
 		for i, s := range stored {
-			bySkeleton[simulation.Skeleton(&s.State)] = append(bySkeleton[simulation.Skeleton(&s.State)], i)
+			bySkeleton[simulation.Skeleton(m, &s.State)] = append(bySkeleton[simulation.Skeleton(m, &s.State)], i)
 		}
 		perms := workerPerms(k.c.Workers)
 		exact := 0
@@ -75,8 +75,8 @@ func TestSimulatingStatesCoverFullSearch(t *testing.T) {
 			found := false
 			for _, p := range perms {
 				pu := m.Permute(&u, &p)
-				for _, i := range bySkeleton[simulation.Skeleton(&pu)] {
-					if s := &stored[i]; s.depth <= d && simulation.Simulates(&s.State, &pu) {
+				for _, i := range bySkeleton[simulation.Skeleton(m, &pu)] {
+					if s := &stored[i]; s.depth <= d && simulation.Simulates(m, &s.State, &pu) {
 						found = true
 						exact += boolInt(s.State == pu)
 						break

@@ -358,10 +358,11 @@ func (m *Machine) deliverDead(s *State) {
 // a sequenced advance the coordinator replica does not wait for, numbered
 // at or below the replica's last advance (while a replica's numbers never
 // go down, every advance it waits for later is numbered above it); a
-// sequenced advance request numbered below the last one the sink applied
-// for its replica and resource (while the sink's numbers never go down,
-// it ignores it forever), or numbered as that one when its answer would be
-// inert (the sink answers it again and moves nothing). The numbers never
+// sequenced advance request under FenceFirst numbered below the last one
+// the sink applied for its replica and resource (while the sink's numbers
+// never go down, it ignores it forever), or numbered as that one when its
+// answer would be inert (the sink answers it again and moves nothing);
+// never one under CounterFirst, which the sink applies whenever it arrives. The numbers never
 // go down: they are the framework's, and a restart keeps them whatever
 // the design's Restart and SinkRestart return (stepper.restart,
 // stepper.sinkRestart).
@@ -370,7 +371,7 @@ func (m *Machine) inert(s *State, msg *Msg) bool {
 	case AdvanceRep:
 		return unawaited(s, msg)
 	case AdvanceReq:
-		if msg.Req == 0 {
+		if msg.Req == 0 || m.Design.Tokens == CounterFirst { // applied whenever it arrives (stepper.sinkAdvance)
 			return false
 		}
 		last := s.Sink.AdvSeq[msg.Replica][msg.Res]

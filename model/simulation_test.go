@@ -284,7 +284,7 @@ func TestYoungerSimulates(t *testing.T) {
 				}
 				uacts = m.Enabled(u, uacts[:0])
 				for _, v := range vs {
-					if v == *u || !younger(&v, u) {
+					if v == *u || !younger(m, &v, u) {
 						t.Fatalf("%s: a state Younger gave is not the state with a younger request", name)
 					}
 					checked++
@@ -323,7 +323,7 @@ func matched(m *model.Machine, u, v *model.State, a model.Action, acts []model.A
 		if g != f || spec.Judge(m, v, g, &vn)&verdict != verdict {
 			continue
 		}
-		if m.Normalize(&vn, model.Reductions); younger(&vn, &un) {
+		if m.Normalize(&vn, model.Reductions); younger(m, &vn, &un) {
 			return true
 		}
 	}
@@ -335,8 +335,8 @@ func matched(m *model.Machine, u, v *model.State, a model.Action, acts []model.A
 // holder may count on no earlier, and nothing else different: a state that
 // simulates u with the same budgets spent, workers paused and messages in
 // flight.
-func younger(v, u *model.State) bool {
-	return simulation.Simulates(v, u) && v.NMsgs == u.NMsgs &&
+func younger(m *model.Machine, v, u *model.State) bool {
+	return simulation.Simulates(m, v, u) && v.NMsgs == u.NMsgs &&
 		v.Drops == u.Drops && v.Dups == u.Dups && v.Crashes == u.Crashes && v.Restarts == u.Restarts &&
 		v.Forged == u.Forged && v.SinkRestarts == u.SinkRestarts && pauses(v) == pauses(u)
 }
@@ -383,7 +383,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				u := *s
 				for {
 					acts = m.Enabled(&u, acts[:0])
-					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && simulation.Dead(&u, a.Msg) })
+					i := slices.IndexFunc(acts, func(a model.Action) bool { return a.Kind == model.Deliver && simulation.Dead(m, &u, a.Msg) })
 					if i < 0 {
 						break
 					}
@@ -395,7 +395,7 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 				if u != n {
 					t.Fatalf("%s %+v: delivering the dead replies does not reach the normal form", name, c)
 				}
-				if !simulation.Simulates(&n, s) {
+				if !simulation.Simulates(m, &n, s) {
 					t.Fatalf("%s %+v: the normal form does not simulate the state", name, c)
 				}
 				acts = m.Enabled(s, acts[:0])
@@ -410,15 +410,15 @@ func TestDeadDeliveredReachesASimulatingState(t *testing.T) {
 						if g != f || spec.Judge(m, &n, g, &w) != spec.Judge(m, s, f, &v) {
 							t.Fatalf("%s %+v: %v: fact or verdict differs from the normal form", name, c, a)
 						}
-						if wn := norm(w); !simulation.Simulates(&wn, &vn) {
+						if wn := norm(w); !simulation.Simulates(m, &wn, &vn) {
 							t.Fatalf("%s %+v: %v: the successors' normal forms are not related", name, c, a)
 						}
 						continue
 					}
-					if !simulation.Dead(s, a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
+					if !simulation.Dead(m, s, a.Msg) || a.Kind != model.Deliver && a.Kind != model.Drop && a.Kind != model.Duplicate {
 						t.Fatalf("%s %+v: %v is enabled, not in the normal form", name, c, a)
 					}
-					if f.Kind != model.NoFact || !simulation.Simulates(&n, &vn) {
+					if f.Kind != model.NoFact || !simulation.Simulates(m, &n, &vn) {
 						t.Fatalf("%s %+v: %v of an erased reply is not matched by no step", name, c, a)
 					}
 				}
@@ -442,7 +442,7 @@ func TestDeadStaysDead(t *testing.T) {
 	checked := map[uint8]int{}
 	for _, c := range networks() {
 		for name, m := range variantMachines(t, c) {
-			if err := deadStaysDead(m, simulation.Dead, 3000, checked); err != nil {
+			if err := deadStaysDead(m, deadIn(m), 3000, checked); err != nil {
 				t.Fatalf("%s %+v: %v", name, c, err)
 			}
 		}
@@ -458,7 +458,7 @@ func TestDeadStaysDead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := deadStaysDead(m, simulation.Dead, 30000, map[uint8]int{}); err != nil {
+	if err := deadStaysDead(m, deadIn(m), 30000, map[uint8]int{}); err != nil {
 		t.Fatalf("restarts that try to forget the numbers of advances: %v", err)
 	}
 	ref, err := model.New(symConfig, model.Design{})
@@ -470,10 +470,10 @@ func TestDeadStaysDead(t *testing.T) {
 		dead func(s *model.State, msg model.Msg) bool
 	}{
 		{"an answer whether or not it is waited for", func(s *model.State, msg model.Msg) bool {
-			return simulation.Dead(s, msg) || msg.Kind == model.AdvanceRep && msg.Req <= s.Coord[msg.Replica].AdvSeq[msg.Res]
+			return simulation.Dead(ref, s, msg) || msg.Kind == model.AdvanceRep && msg.Req <= s.Coord[msg.Replica].AdvSeq[msg.Res]
 		}},
 		{"a request the sink applied last whether or not its answer is waited for", func(s *model.State, msg model.Msg) bool {
-			return simulation.Dead(s, msg) || msg.Kind == model.AdvanceReq && msg.Req > 0 && msg.Req <= s.Sink.AdvSeq[msg.Replica][msg.Res]
+			return simulation.Dead(ref, s, msg) || msg.Kind == model.AdvanceReq && msg.Req > 0 && msg.Req <= s.Sink.AdvSeq[msg.Replica][msg.Res]
 		}},
 	} {
 		if err := deadStaysDead(ref, claim.dead, 30000, map[uint8]int{}); err == nil {
@@ -545,6 +545,11 @@ func TestRestartKeepsAdvanceNumbers(t *testing.T) {
 		t.Fatalf("restarts checked with an advance numbered: %v; the test checks too little", seen)
 	}
 	t.Logf("restarts checked with an advance numbered, by kind: %v", seen)
+}
+
+// deadIn is simulation.Dead for m's states.
+func deadIn(m *model.Machine) func(*model.State, model.Msg) bool {
+	return func(s *model.State, msg model.Msg) bool { return simulation.Dead(m, s, msg) }
 }
 
 // deadStaysDead checks that every message dead (by dead) in n states

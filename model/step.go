@@ -437,19 +437,30 @@ func (st *stepper) advance(r, to, replica uint8) uint8 {
 	return fence
 }
 
-// sinkAdvance is the sink taking an advance request: a sequenced one is
-// answered; a retry of the last one it applied gets the same fence without
-// moving it again, and a late copy of an older one is ignored (each
-// coordinator numbers its advances in order).
+// sinkAdvance is the sink taking an advance request, numbered in order by
+// its coordinator (Req) unless nobody waits for it (Req 0: applied, not
+// answered). Under FenceFirst the sink picks the token, so it must know
+// which request it answers: a retry of the last one it applied gets the
+// same fence without moving it again, and a late copy of an older one is
+// ignored. An advance that carries its token (CounterFirst) is applied by
+// the design's Advance and OnAdvance every time a copy arrives, as by a
+// sink that keeps no record of the requests it applied (a max makes a copy
+// harmless; a sink that sets the fence to the token is set back by a late
+// one); the last one's copies are answered with the fence they leave.
 func (st *stepper) sinkAdvance(msg *Msg) {
 	s := &st.s.Sink
-	r := msg.Res
-	if msg.Req == 0 { // GrantThenFence: nobody waits for it
-		st.advance(r, msg.Token, msg.Replica)
+	r, c := msg.Res, msg.Replica
+	last := s.AdvSeq[c][r]
+	switch {
+	case msg.Req == 0: // GrantThenFence, ReleaseAdvances: nobody waits for it
+		st.advance(r, msg.Token, c)
 		return
-	}
-	c := msg.Replica
-	switch last := s.AdvSeq[c][r]; {
+	case st.d.Tokens == CounterFirst:
+		fence := st.advance(r, msg.Token, c)
+		if msg.Req < last {
+			return // the coordinator waits for a later one
+		}
+		s.AdvSeq[c][r], s.AdvFence[c][r] = msg.Req, fence
 	case msg.Req < last:
 		return
 	case msg.Req > last:

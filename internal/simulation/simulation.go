@@ -20,7 +20,7 @@ import (
 // holder may count on, the workers' pauses; its dead messages left out, the
 // other messages sorted again. A state can simulate only states of its
 // skeleton.
-func Skeleton(s *model.State) model.State {
+func Skeleton(m *model.Machine, s *model.State) model.State {
 	k := *s
 	k.Drops, k.Dups, k.Crashes, k.Restarts, k.Forged, k.SinkRestarts = 0, 0, 0, 0, 0, 0
 	for w := range k.Workers {
@@ -28,7 +28,7 @@ func Skeleton(s *model.State) model.State {
 	}
 	live := k.Msgs[:0]
 	for _, msg := range k.Msgs[:k.NMsgs] {
-		if !Dead(s, msg) {
+		if !Dead(m, s, msg) {
 			live = append(live, withAge(msg, 0))
 		}
 	}
@@ -54,7 +54,7 @@ func Skeleton(s *model.State) model.State {
 // messages not in flight and some of u's paused workers running (not one
 // holding a write, model.Worker.Holding, which both must hold alike), and
 // nothing else different.
-func Simulates(v, u *model.State) bool {
+func Simulates(m *model.Machine, v, u *model.State) bool {
 	if v.Drops > u.Drops || v.Dups > u.Dups || v.Crashes > u.Crashes || v.Restarts > u.Restarts ||
 		v.Forged > u.Forged || v.SinkRestarts > u.SinkRestarts {
 		return false
@@ -108,7 +108,7 @@ func Simulates(v, u *model.State) bool {
 		for nj < len(um) && withAge(um[nj], 0) == kind {
 			nj++
 		}
-		if n, m := ni-i, nj-j; n > m || n < m && !Dead(u, kind) {
+		if n, k := ni-i, nj-j; n > k || n < k && !Dead(m, u, kind) {
 			return false
 		}
 		for x := range ni - i {
@@ -118,7 +118,7 @@ func Simulates(v, u *model.State) bool {
 		}
 		i, j = ni, nj
 	}
-	return Skeleton(v) == Skeleton(u)
+	return Skeleton(m, v) == Skeleton(m, u)
 }
 
 // Dead reports whether m, in flight in s, is taken by nobody, now or later,
@@ -129,8 +129,10 @@ func Simulates(v, u *model.State) bool {
 // the numbers); an advance request numbered below the last one the sink
 // applied for its replica and resource, or numbered as that one when the
 // replica does not wait for its answer (the sink answers it again, moving
-// nothing). (Whether it can be delivered now is not asked.)
-func Dead(s *model.State, m model.Msg) bool {
+// nothing), under FenceFirst: under CounterFirst m's sink applies every
+// copy of an advance that arrives. (Whether it can be delivered now is not
+// asked.)
+func Dead(mc *model.Machine, s *model.State, m model.Msg) bool {
 	coord := &s.Coord[m.Replica]
 	wait := &coord.Wait[m.Res]
 	waited := wait.Worker != 0 && wait.Seq == m.Req
@@ -142,7 +144,7 @@ func Dead(s *model.State, m model.Msg) bool {
 		return answerDead
 	case model.AdvanceReq:
 		applied := s.Sink.AdvSeq[m.Replica][m.Res]
-		return m.Req > 0 && (m.Req < applied || m.Req == applied && answerDead)
+		return m.Req > 0 && mc.Design.Tokens != model.CounterFirst && (m.Req < applied || m.Req == applied && answerDead)
 	}
 	return false
 }
