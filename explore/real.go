@@ -55,13 +55,13 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	fs.IntVar(&cfg.Resources, "resources", 2, "resources (leases and fences), 1 to 1000")
 	fs.IntVar(&cfg.Runs, "runs", 10, "runs")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the driver's choices (run i uses seed+i)")
-	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms; etcd: whole seconds)")
+	fs.DurationVar(&cfg.TTL, "ttl", 0, "lease length (default: builtin 20ms, etcd 1s, redis 100ms; etcd: whole seconds, redis: whole milliseconds)")
 	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", 30*time.Second, "the longest each resource's linearizability check of a run may take: a run not fully checked makes the campaign incomplete, and its history is kept")
 	fs.DurationVar(&cfg.RunTimeout, "run-timeout", 2*time.Minute, "the longest a run may take: a run still going then ends early (runs take a few ttls per task: a long --ttl needs more)")
 	pause := fs.Float64("pause", 0.2, "chance of a pause at each pause point, from 0 (no pauses) to 1")
 	fs.BoolVar(&cfg.StopAtFirst, "stop", false, "stop at the first run that violates an invariant")
 	fault := fs.String("fault", faultNone, "a fault mid-run: none, leader-kill or leader-restart (etcd), server-kill (etcd, redis)")
-	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the redis address")
+	endpoints := fs.String("endpoints", "", "use this lease service instead of starting one: etcd client URLs (comma-separated) or the one redis HOST:PORT; checked before the runs start")
 	fs.BoolVar(&cfg.KeepAll, "keep", false, "keep every run's history under --out, not only the violating ones")
 	fs.IntVar(&cfg.Tasks, "tasks", 3, "tasks (results) per resource, 1 to 1000")
 	schedule := fs.String("schedule", "", "replay this model counterexample (histories/counterexamples/*.jsonl) event for event on the built-in coordinator and the --db sink, deterministically")
@@ -106,6 +106,11 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		// etcd would grant it rounded up, and the pauses, sized from the ttl
 		// asked for, would never outlast the lease granted.
 		return 0, usagef("--ttl %v: etcd's leases are whole seconds, at least 1s", cfg.TTL)
+	case cfg.Lease == realdb.Redis && cfg.TTL%time.Millisecond != 0:
+		// go-redis would send it truncated (PX 1 for 1.999ms), and the
+		// history would record a longer lease than Redis keeps.
+		return 0, usagef("--ttl %v: Redis's lock ttls are whole milliseconds (PX): Redis would keep the lock for %v while the history records %v",
+			cfg.TTL, cfg.TTL.Truncate(time.Millisecond), cfg.TTL)
 	case cfg.CheckTimeout <= 0:
 		return 0, usagef("--check-timeout %v: want a positive duration", cfg.CheckTimeout)
 	case cfg.RunTimeout <= 0:
@@ -134,6 +139,11 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	}
 	if *schedule != "" {
 		return runSchedule(ctx, *schedule, cfg, *tick, *out, *jsonOut, stdout)
+	}
+	if *endpoints != "" {
+		if err := checkEndpoints(ctx, cfg, *endpoints, fs); err != nil {
+			return 0, err
+		}
 	}
 	dir, err := campaignDir(filepath.Join(*out, "real-"+cfg.Lease+"-"+cfg.DB+"-"+cfg.Sink))
 	if err != nil {
@@ -272,6 +282,36 @@ func notChecked(unknown int) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d of them not fully checked", unknown)
+}
+
+// checkEndpoints checks the lease service of --endpoints before anything
+// is written or run (realdb.CheckLeaseService): an address where nothing
+// answers, or not the service --lease names, or (etcd) a cluster that
+// grants longer leases than --ttl is a usage error naming the flag and the
+// address. (A campaign on it ended, 20 s later, "incomplete: 0 of N runs
+// done", as if it had only been cut short.) Interrupted, it says nothing:
+// the campaign then ends as interrupted.
+func checkEndpoints(ctx context.Context, cfg realdb.Config, endpoints string, fs *flag.FlagSet) error {
+	ttl := cmp.Or(cfg.TTL, realdb.DefaultTTL(cfg.Lease))
+	err := realdb.CheckLeaseService(ctx, cfg.Lease, strings.Split(endpoints, ","), ttl)
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	var ep *realdb.EndpointError
+	var te *realdb.TTLError
+	switch {
+	case errors.As(err, &ep):
+		return usagef("--endpoints %s: %v", ep.Endpoint, ep.Err)
+	case errors.As(err, &te):
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "ttl" })
+		def := ""
+		if !given {
+			def = fmt.Sprintf(" (the default with --lease %s)", cfg.Lease)
+		}
+		return usagef("--ttl %v%s: %v", ttl, def, te)
+	}
+	return usagef("--endpoints %s: %v", endpoints, err)
 }
 
 // campaignDir makes the folder of one explore real campaign: base
@@ -427,13 +467,7 @@ func (s *service) close() {
 // target; leader-restart starts the member again 2 ttls later and records a
 // restart. A member killed for good stays down for the remaining runs.
 func (s *service) faults(kind string, cfg realdb.Config) func(ctx context.Context, run int, rec *history.Recorder) error {
-	ttl := cfg.TTL
-	if ttl == 0 {
-		ttl = time.Second
-		if s.kind == realdb.Redis {
-			ttl = 100 * time.Millisecond
-		}
-	}
+	ttl := cmp.Or(cfg.TTL, realdb.DefaultTTL(s.kind))
 	done := false
 	return func(ctx context.Context, run int, rec *history.Recorder) error {
 		if done {

@@ -36,7 +36,8 @@ type Config struct {
 	// coordinator, which advances the fence before it grants), Etcd or Redis
 	// (the adapters of packages lease/etcdlease and lease/redislock; the
 	// holder raises the fence itself, package lease). LeaseEndpoints are the
-	// service's client URLs (etcd) or its address (Redis).
+	// service's client URLs (etcd) or its one address, HOST:PORT (Redis);
+	// Run checks them before the first run (CheckLeaseService).
 	Lease          string
 	LeaseEndpoints []string
 	// Faults, if set, runs beside each run's workers until they finish (its
@@ -54,8 +55,10 @@ type Config struct {
 	// a worker stops sooner when it has seen every task done.
 	Attempts int
 	// TTL is the length of a lease (default 20ms; etcd 1s, its minimum with
-	// fast elections; Redis 100ms). Pauses last 2 to 3 TTLs. With Etcd it is
-	// a whole number of seconds (etcd grants no other).
+	// fast elections; Redis 100ms: DefaultTTL). Pauses last 2 to 3 TTLs.
+	// With Etcd it is a whole number of seconds (etcd grants no other), and
+	// one the cluster grants as asked (not below its minimum lease); with
+	// Redis a whole number of milliseconds (PX counts no other).
 	TTL time.Duration
 	// PauseProb is the chance that a worker is paused at each of its pause
 	// points: before renewing, before writing, and inside the sink's write
@@ -150,6 +153,19 @@ type Result struct {
 	Elapsed time.Duration
 }
 
+// DefaultTTL is the lease length Run uses when Config.TTL is zero: 1s on
+// etcd (its minimum with fast elections), 100ms on Redis, 20ms on the
+// built-in coordinator.
+func DefaultTTL(lease string) time.Duration {
+	switch lease {
+	case Etcd:
+		return time.Second
+	case Redis:
+		return 100 * time.Millisecond
+	}
+	return 20 * time.Millisecond
+}
+
 // withDefaults fills in the zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
 	def := func(v *int, d int) {
@@ -174,14 +190,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Attempts, 24)
 	def(&c.Runs, 1)
 	if c.TTL == 0 {
-		switch c.Lease {
-		case Etcd:
-			c.TTL = time.Second
-		case Redis:
-			c.TTL = 100 * time.Millisecond
-		default:
-			c.TTL = 20 * time.Millisecond
-		}
+		c.TTL = DefaultTTL(c.Lease)
 	}
 	prob := func(p *float64, d float64) {
 		switch {
@@ -211,6 +220,10 @@ func (c Config) withDefaults() (Config, error) {
 		// etcd would grant the ttl rounded up, and pauses, sized from the
 		// ttl asked for, would never outlast the lease.
 		return c, fmt.Errorf("realdb: ttl %v: etcd's leases are whole seconds, at least 1s", c.TTL)
+	case c.Lease == Redis && c.TTL%time.Millisecond != 0:
+		// go-redis would send it truncated (PX counts milliseconds), and
+		// the history would record a longer lease than Redis keeps.
+		return c, fmt.Errorf("realdb: ttl %v: Redis's lock ttls are whole milliseconds", c.TTL)
 	case c.RunTimeout < 0:
 		return c, fmt.Errorf("realdb: run timeout %v is negative", c.RunTimeout)
 	case !slices.Contains(LeaseKinds, c.Lease):
@@ -223,12 +236,17 @@ func (c Config) withDefaults() (Config, error) {
 
 // Run runs the protocol cfg.Runs times against a real database and checks
 // each run's history. An error is a failure of the machinery (database,
-// processes, recording), never a verdict: verdicts are in the result.
+// processes, recording), never a verdict: verdicts are in the result. An
+// external lease service is checked first (CheckLeaseService): one that
+// cannot be used is an error before any run.
 func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	cfg, err = cfg.withDefaults()
 	res = Result{Config: cfg}
 	if err != nil {
 		return res, err
+	}
+	if err := CheckLeaseService(ctx, cfg.Lease, cfg.LeaseEndpoints, cfg.TTL); err != nil {
+		return res, fmt.Errorf("realdb: %w", err)
 	}
 	start := time.Now()
 	defer func() { res.Elapsed = time.Since(start) }()

@@ -25,7 +25,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Stop()
-	cli := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	// MaxRetries -1: a client that re-sends a command after a lost
+	// connection could make the history say fail for an operation that
+	// happened, and the Locker refuses it (redislock.ErrResends).
+	cli := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
 	defer cli.Close()
 
 	rec := history.NewRecorder(history.Header{TimeUnit: "ns"}, history.MonotonicClock(time.Nanosecond), nil)
