@@ -47,9 +47,10 @@ func variant(v spec.Variant) spec.Variant {
 func swept(v spec.Variant, atDefault bool) spec.Variant {
 	v = variant(v)
 	if !atDefault {
-		extra := v.Expect.Violates &^ spec.NonGuarantee
+		extra := v.Expect.Violates&^spec.NonGuarantee | v.Expect.AnyOf
 		v.Expect.Violates &^= extra
 		v.Expect.May |= extra
+		v.Expect.AnyOf = 0
 	}
 	return v
 }

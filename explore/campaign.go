@@ -115,8 +115,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		// NotSearched says why the variant was not searched at this
 		// config (a design's own limit), when it was not.
 		NotSearched string `json:"notSearched,omitempty"`
-		// Vacuous names the scenes the verdict rests on that none of
-		// the runs done reached: no verdict yet.
+		// Vacuous names the scenes the verdict depends on that none of
+		// the runs of a whole budget reached: the verdict stands (as
+		// expected, or unexpected when an expected violation was not
+		// found, which is then why), but says nothing about them.
 		Vacuous  string `json:"vacuous,omitempty"`
 		Complete bool   `json:"complete"`
 		Runs     int    `json:"runs"` // runs done, of the budget
@@ -125,40 +127,51 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		Reached checker.Coverage `json:"reached"`
 	}
 	var rows []row
-	complete, runsDone, notSearched, vacuous, saved := true, 0, 0, 0, 0
+	complete, runsDone, notSearched, saved := true, 0, 0, 0
 	var saveErr error // the first counterexample not saved
 	for _, r := range results {
 		done := r.Runs == opt.Runs && nothing == ""
 		miss := r.Vacuous()
-		undecided := r.Fault == nil && (!done || miss != 0)
-		rw := row{Variant: r.Variant.Name, Expected: r.Expected(), Unexpected: !r.Expected(), Problem: r.Problem(), Runs: r.Runs,
+		undecided := r.Fault == nil && !done
+		// The verdict of a whole budget stands even when its runs never
+		// reached a scene it depends on (the contract's exit 0 for the
+		// campaign is "every verdict is the one the spec expects"): the
+		// row says so (Vacuous); an expected violation it did not find is
+		// UNEXPECTED, and the row says its runs never reached the scene.
+		expected := r.NotSearched == nil && r.Fault == nil && r.Expect.Matches(r.Violated)
+		problem := r.Expect.Unexpected(r.Violated)
+		if r.Fault != nil {
+			problem = r.Problem()
+		}
+		rw := row{Variant: r.Variant.Name, Expected: expected, Unexpected: !expected, Problem: problem, Runs: r.Runs,
 			Complete: done, Reached: r.Reached}
+		if done && miss != 0 {
+			rw.Vacuous = miss.String()
+		}
 		runsDone += r.Runs
 		switch {
 		case r.NotSearched != nil:
 			// No verdict, and nothing unexpected: the campaign is
 			// incomplete, and says why.
-			complete, rw.Expected, rw.Unexpected, rw.NotSearched = false, false, false, r.NotSearched.Error()
+			complete, rw.Expected, rw.Unexpected, rw.NotSearched, rw.Problem = false, false, false, r.NotSearched.Error(), r.Problem()
 			notSearched++
 		case r.Fault != nil:
 			// The design's decision failed (Problem says where), which
 			// ended its runs: its author's to mend, unexpected.
 		case undecided:
-			// A missing violation is no verdict yet, nor one that rests
-			// on a scene no run reached: only the violations found that
-			// the spec does not allow are.
+			// A missing violation is no verdict yet: only the violations
+			// found that the spec does not allow are.
 			complete = false
-			extra := r.Violated &^ (r.Expect.Violates | r.Expect.May)
+			extra := r.Violated &^ r.Expect.Allowed()
 			rw.Expected, rw.Unexpected = false, extra != 0
 			rw.Problem = ""
 			if extra != 0 {
 				rw.Problem = "unexpected violations: " + strings.Join(extra.IDs(), ", ")
 			}
-			if done {
-				rw.Vacuous = miss.String()
-				vacuous++
-			}
-		case r.Expect.Violates&^r.Violated != 0:
+		case r.Expect.Missing(r.Violated) != 0 && miss != 0:
+			rw.Problem += fmt.Sprintf(" (none of the %d random runs reached %s, which the verdict depends on: that is why; more --runs or --steps may reach it)",
+				opt.Runs, miss)
+		case r.Expect.Missing(r.Violated) != 0:
 			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
 				opt.Runs, r.Variant.Name)
 		}
@@ -194,7 +207,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 	if *jsonOut {
 		o := map[string]any{"ok": code == exitOK, "complete": complete, "seed": opt.Seed, "budget": opt.Runs, "budgetTotal": opt.Runs * len(results), "runs": runsDone, "variants": rows}
 		if !complete {
-			o["stopped"] = campaignStop(ctx, notSearched, vacuous, nothing)
+			o["stopped"] = campaignStop(ctx, notSearched, nothing)
 		}
 		if err := writeJSON(stdout, o); err != nil {
 			return 0, err
@@ -231,7 +244,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		case rw.NotSearched != "":
 			v = "not searched"
 		case rw.Vacuous != "":
-			v = "vacuous: no run reached " + rw.Vacuous
+			v = "as expected, vacuous: no run reached " + rw.Vacuous
 		case !rw.Complete:
 			v = fmt.Sprintf("incomplete (%d/%d runs)", rw.Runs, opt.Runs)
 		}
@@ -252,14 +265,17 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			fmt.Fprintf(stdout, "UNEXPECTED %s: %s\n", rw.Variant, rw.Problem)
 		case rw.NotSearched != "":
 			fmt.Fprintf(stdout, "NOT SEARCHED %s: %s\n", rw.Variant, rw.NotSearched)
+		case rw.Vacuous != "":
+			fmt.Fprintf(stdout, "VACUOUS %s: as expected, but none of the %d runs reached %s, which the verdict depends on: they say nothing about it (no proof); more --runs or --steps may reach it\n",
+				rw.Variant, rw.Runs, rw.Vacuous)
 		}
 	}
 	if saved > 0 {
 		fmt.Fprintf(stdout, "\ncounterexamples (history + HTML) under %s/\n", strings.TrimSuffix(*out, "/"))
 	}
 	if !complete {
-		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete, vacuous or not searched has no verdict\n",
-			campaignStop(ctx, notSearched, vacuous, nothing), runsDone, opt.Runs*len(results), opt.Runs)
+		fmt.Fprintf(stdout, "incomplete (%s): %d of %d runs done (%d per variant); a row marked incomplete or not searched has no verdict\n",
+			campaignStop(ctx, notSearched, nothing), runsDone, opt.Runs*len(results), opt.Runs)
 	}
 	return code, reported(code, saveErr)
 }
@@ -277,7 +293,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	depth := fs.Int("depth", 0, "bfs: depth bound (0: none), a bound of the proof: exhausting it is complete (exit 0)")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before the budget is spent is incomplete (exit 3)")
 	unexpected := fs.Bool("unexpected", false, "only invariants the variant is not expected to violate (a proof of the expected verdict)")
-	needsFlag := fs.String("needs", "", "comma-separated scenes the verdict depends on (default: the variant's, spec.Variant.Needs, by default takeover and stale-write): a search that reaches none of one is vacuous, incomplete; a design with no fence that is safe never makes a stale write reach the sink, so give it takeover; "+sceneList)
+	needsFlag := fs.String("needs", "", "comma-separated scenes the verdict depends on (default: the variant's, spec.Variant.Needs, by default takeover and stale-write): a search that reaches none of one is vacuous: a BFS is then no proof, incomplete (exit 3), a random search whose budget was done says so and exits 0 with no violation; a design with no fence that is safe never makes a stale write reach the sink, so give it takeover; "+sceneList)
 	shardFlag := fs.String("shard", "", "i/n: run as job i of n independent jobs (random: runs i, i+n, ...; bfs: split at --shard-depth); merge their --json with explore merge")
 	shardDepth := fs.Int("shard-depth", 4, "bfs: the depth at which --shard splits the search")
 	hashCompact := fs.Bool("hash-compact", false, "bfs: store 64 bits of a hash per state, not the state (the chance of a missed state is reported)")
@@ -317,7 +333,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	if *unexpected {
 		e := v.ExpectAt(cfg)
-		stop &^= e.Violates | e.May
+		stop &^= e.Allowed()
 	}
 	if *mode != "random" && *mode != "bfs" {
 		return 0, usagef("--mode %q: want random or bfs", *mode)
@@ -468,11 +484,21 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			}
 		}
 		// A search that never reached what the verdict depends on shows
-		// nothing: it is no pass.
+		// nothing. A BFS that exhausted its bound without reaching it is
+		// no proof, and a proof is what it claims: incomplete (exit 3),
+		// so that a proof of the reference in which no stale write after
+		// a takeover is reachable fails. A random search claims no proof:
+		// its exit 0 is "every run of the budget done, no violation"
+		// (the contract's), which stays true; it says plainly, in words
+		// and in "vacuous", that its runs never reached those scenes and
+		// that more --runs are needed for the verdict to mean anything.
 		vacuous := reached.Missing(v.Scenes())
 		if complete && vacuous != 0 {
-			code = exitIncomplete
-			summary["vacuous"], summary["complete"] = vacuous.String(), false // not a proof of anything
+			summary["vacuous"] = vacuous.String()
+			if *mode == "bfs" {
+				code = exitIncomplete
+				summary["complete"] = false // not a proof of anything
+			}
 		}
 		code = pf.exit(code)
 		if *jsonOut {
@@ -494,9 +520,14 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		if code == exitViolation { // the progress check failed (above)
 			fails = ", but progress fails"
 		}
-		if vacuous != 0 {
+		if vacuous != 0 && *mode == "bfs" {
 			fmt.Fprintf(stdout, "%s: incomplete: %s%s (%s, %s), and the search never reached %s, which the verdict depends on\n",
 				v.Name, what, fails, howFar, elapsed.Round(time.Millisecond), vacuous)
+			return code, reported(code, liveErr)
+		}
+		if vacuous != 0 {
+			fmt.Fprintf(stdout, "%s: %s (%s, %s), but vacuous: no run reached %s, which the verdict depends on, so the runs say nothing about it (no proof); a larger --runs is needed for the verdict to mean anything; scenes reached: %v\n",
+				v.Name, what, howFar, elapsed.Round(time.Millisecond), vacuous, reached)
 			return code, reported(code, liveErr)
 		}
 		fmt.Fprintf(stdout, "%s: %s%s (%s, %s); scenes reached: %v\n", v.Name, what, fails, howFar,
@@ -585,28 +616,19 @@ func findingNote(variant string, seed uint64, f *checker.Finding) string {
 }
 
 // campaignStop says why a campaign is incomplete: it searched nothing (its
-// budget, in nothing, when not ""), its context stopped it, or some
-// variants have no verdict: notSearched were not searched at the
-// campaign's config, and the verdicts of vacuous rest on a scene none of
-// their runs reached.
-func campaignStop(ctx context.Context, notSearched, vacuous int, nothing string) string {
+// budget, in nothing, when not ""), its context stopped it, or
+// notSearched variants were not searched at the campaign's config.
+func campaignStop(ctx context.Context, notSearched int, nothing string) string {
 	if nothing != "" || ctx.Err() != nil {
 		return cmp.Or(nothing, stopCause(ctx))
 	}
-	var why []string
-	switch {
-	case notSearched == 1:
-		why = append(why, "a variant not searched at this config")
-	case notSearched > 1:
-		why = append(why, fmt.Sprintf("%d variants not searched at this config", notSearched))
+	switch notSearched {
+	case 0:
+		return "stopped early"
+	case 1:
+		return "a variant not searched at this config"
 	}
-	switch {
-	case vacuous == 1:
-		why = append(why, "a variant's verdict rests on a scene no run reached, which more --runs or --steps may reach")
-	case vacuous > 1:
-		why = append(why, fmt.Sprintf("%d variants' verdicts rest on scenes no run reached, which more --runs or --steps may reach", vacuous))
-	}
-	return strings.Join(why, "; ")
+	return fmt.Sprintf("%d variants not searched at this config", notSearched)
 }
 
 // stopCause says what ended a search early.

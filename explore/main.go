@@ -41,7 +41,9 @@ const (
 const exitStatuses = `exit status:
   0  nothing unexpected: no violation (beyond a history's expect), every campaign verdict
      as the spec expects, a search's whole budget done or its bounded space exhausted, every
-     sweep cell with a verdict (a sweep's violations are its findings, not failures)
+     sweep cell with a verdict (a sweep's violations are its findings, not failures); a random
+     search or campaign row whose runs never reached a scene the verdict depends on says
+     "vacuous" (a larger --runs is needed for it to mean anything)
   1  a violation (for the campaign: a verdict the spec does not expect; for replay: a history
      not reproduced too; for search --liveness: progress fails, a witness saved; never for sweep)
   2  usage or input error (the message names the file, line and field at fault)
@@ -60,21 +62,26 @@ const usageStatus = `
 var verbExitStatuses = map[string]string{
 	"campaign": `exit status:
   0  nothing unexpected: every variant searched with its whole budget, every verdict as the spec
-     expects
+     expects (a row whose runs never reached a scene the verdict depends on says vacuous: as
+     expected, but the runs say nothing about that scene)
   1  a verdict the spec does not expect: a violation it does not allow, an expected violation
-     not found in the whole budget, or a design's decision that failed (the row says which)` + usageStatus + `
+     not found in the whole budget (the row says when no run reached the scene it needs: that
+     is why), or a design's decision that failed (the row says which)` + usageStatus + `
   3  incomplete: stopped (--time, Ctrl-C) before every run was done, nothing to search (--runs 0,
-     --steps 0), a variant not searched at these bounds (a design's own limit), or a verdict
-     resting on a scene no run reached (vacuous), with nothing unexpected found so far`,
+     --steps 0), or a variant not searched at these bounds (a design's own limit), with nothing
+     unexpected found so far`,
 	"search": `exit status:
   0  nothing unexpected: no violation, the whole budget done (random) or the bounded space
-     exhausted (bfs), the scenes the verdict depends on reached; with --liveness, progress holds
+     exhausted with the scenes the verdict depends on reached (bfs); a random search whose runs
+     never reached those scenes says vacuous ("vacuous" in --json): no proof, a larger --runs is
+     needed for it to mean anything; with --liveness, progress holds
   1  a violation (its counterexample shrunk and saved), or the design's decision failed (no
      verdict past it); with --liveness, progress fails (a witness saved)` + usageStatus + `
   3  incomplete: stopped (--time, --max-states, --max-memory, Ctrl-C, a checkpoint not written)
-     before the budget was spent or the space exhausted, nothing to search (--runs 0), or the
-     scenes the verdict depends on never reached, with no violation found so far (a BFS with
-     --checkpoint prints the --resume command that goes on); with --liveness, progress not checked`,
+     before the budget was spent or the space exhausted, nothing to search (--runs 0), or a BFS
+     that never reached the scenes the verdict depends on (no proof), with no violation found so
+     far (a BFS with --checkpoint prints the --resume command that goes on); with --liveness,
+     progress not checked`,
 	"replay": `exit status:
   0  nothing unexpected: the model reproduces every event, and the history violates nothing beyond
      its header's expect

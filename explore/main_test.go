@@ -660,7 +660,10 @@ func TestVerbExitStatuses(t *testing.T) {
 		{"real", "3", "--run-timeout"},
 		{"merge", "1", "never of a sweep"},
 		{"campaign", "3", "not searched at these bounds"},
-		{"campaign", "3", "vacuous"},
+		{"campaign", "0", "vacuous"},
+		{"campaign", "1", "no run reached"},
+		{"search", "0", "vacuous"},
+		{"search", "3", "a BFS"},
 		{"campaign", "1", "decision that failed"},
 		{"search", "3", "progress not checked"},
 	} {

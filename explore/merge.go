@@ -183,8 +183,10 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 			out["incompleteJobs"] = incomplete
 		}
 		if vacuous != 0 {
-			code = exitIncomplete
-			out["vacuous"], out["complete"] = vacuous.String(), false // not a proof of anything
+			out["vacuous"] = vacuous.String()
+			if first.Mode == "bfs" { // not a proof of anything; random runs that did their budget exit 0, saying so (as search)
+				code, out["complete"] = exitIncomplete, false
+			}
 		}
 		if *jsonOut {
 			return code, writeJSON(stdout, out)
@@ -198,9 +200,14 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 				first.Variant, named("job", incomplete...), how, len(jobs))
 			return code, nil
 		}
-		if vacuous != 0 {
+		switch {
+		case vacuous != 0 && first.Mode == "bfs":
 			fmt.Fprintf(stdout, "%s: incomplete: no violation found by any of the %d jobs, but together they never reached %s, which the verdict depends on\n",
 				first.Variant, len(jobs), vacuous)
+			return code, nil
+		case vacuous != 0:
+			fmt.Fprintf(stdout, "%s: no violation found by any of the %d jobs (%d of %d runs done), but vacuous: no run reached %s, which the verdict depends on, so the runs say nothing about it (no proof); a larger --runs is needed for the verdict to mean anything\n",
+				first.Variant, len(jobs), runs, first.budget(), vacuous)
 			return code, nil
 		}
 		fmt.Fprintf(stdout, "%s: no violation found by any of the %d jobs\n", first.Variant, len(jobs))

@@ -36,9 +36,14 @@ type variantRow struct {
 	Name     string   `json:"name"`
 	Summary  string   `json:"summary"`
 	Violates []string `json:"violates"`
-	May      []string `json:"may,omitempty"`
+	// AnyOf are invariants of which the variant must violate at least one
+	// (spec.Expectation.AnyOf).
+	AnyOf []string `json:"anyOf,omitempty"`
+	May   []string `json:"may,omitempty"`
 	// Params are the design's parameters (explore sweep --param, NAME@p=v).
 	Params []spec.Param `json:"params,omitempty"`
+
+	expect string // Expectation.Describe
 }
 
 func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
@@ -48,7 +53,8 @@ func runVariants(_ context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	var rows []variantRow
 	for _, v := range cat {
-		rows = append(rows, variantRow{v.Name, v.Summary, nonNil(v.Expect.Violates.IDs()), v.Expect.May.IDs(), v.Params})
+		rows = append(rows, variantRow{Name: v.Name, Summary: v.Summary, Violates: nonNil(v.Expect.Violates.IDs()), AnyOf: v.Expect.AnyOf.IDs(),
+			May: v.Expect.May.IDs(), Params: v.Params, expect: v.Expect.Describe()})
 	}
 	if *jsonOut {
 		return 0, writeJSON(stdout, map[string]any{"variants": rows})
@@ -72,12 +78,8 @@ func printVariants(w io.Writer, rows []variantRow) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		exp := strings.Join(r.Violates, ", ")
-		if exp == "" {
-			exp = "nothing"
-		}
 		lines := wrap(r.Summary, listWidth-nameW)
-		lines = append(lines, wrap("expected to violate: "+exp, listWidth-nameW)...)
+		lines = append(lines, wrap("expected to violate: "+r.expect, listWidth-nameW)...)
 		if len(r.May) > 0 {
 			lines = append(lines, wrap("may also violate: "+strings.Join(r.May, ", "), listWidth-nameW)...)
 		}
@@ -375,7 +377,7 @@ func list(ids []string) string {
 
 func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("viz", "FILE [-o OUT.html] [--format html|mermaid]", "Render a history as a self-contained HTML timeline (or a Mermaid sequence diagram), with its violations marked. With --json: the file, format, violations marked and either the page written (out) or the page itself (page).", stdout)
-	out := fs.String("o", "", "write to this file instead of standard output (- : standard output); never the history read")
+	out := fs.String("o", "", "write to this file instead of standard output (- : standard output), in a folder that exists; never the history read. An HTML page of a history violating linearizable-sink gets porcupine's picture of each such resource beside it, OUT-porcupine-RESOURCE.html, linked from it")
 	format := fs.String("format", "html", "html or mermaid")
 	path, h, err := parseHistory(fs, args)
 	if err != nil {
@@ -389,6 +391,13 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	}
 	if *out != "" && path != "-" && sameFile(*out, path) {
 		return 0, usagef("-o %s: is the history read; the page would overwrite it", *out)
+	}
+	if *out != "" {
+		// Its folder first: the porcupine pages beside it are written
+		// before it, and a missing folder named one of them, not -o.
+		if err := outFolder(*out); err != nil {
+			return 0, err
+		}
 	}
 	opt := viz.Options{Title: filepath.Base(path), Violations: checker.Highlights(h, cat)}
 	if *out != "" && *format == "html" {
@@ -409,7 +418,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
-			return 0, err
+			return 0, usagef("-o %s: not written: %v", *out, bare(err))
 		}
 	}
 	if *jsonOut {
@@ -425,6 +434,20 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 		_, err = stdout.Write(b.Bytes())
 	}
 	return 0, err
+}
+
+// outFolder is a usage error naming viz's -o path when the folder it is to
+// be written in is missing or is no folder.
+func outFolder(out string) error {
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return usagef("-o %s: its folder %s: %v", out, dir, bare(err))
+	case !st.IsDir():
+		return usagef("-o %s: %s is not a folder", out, dir)
+	}
+	return nil
 }
 
 // sameFile reports whether paths a and b name one existing file.
@@ -545,7 +568,7 @@ func porcupinePages(h *history.History, vs []spec.Violation, base, read string) 
 			return nil, usagef("-o %s: its page %s would overwrite the history read", base+".html", path)
 		}
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			return nil, err
+			return nil, usagef("-o %s: its porcupine page %s not written: %v", base+".html", path, bare(err))
 		}
 		href := (&url.URL{Path: filepath.Base(path)}).String() // a # or ? in OUT's name is part of the file's
 		links = append(links, viz.Link{Text: "porcupine's linearizability picture of " + v.Resource, Href: href})

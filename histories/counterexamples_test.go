@@ -105,12 +105,12 @@ func generate(t *testing.T) map[string][]byte {
 		for _, f := range r.Findings {
 			found = append(found, fmt.Sprintf("%s (%d)", f.Invariant, len(f.Run.History("", 0, nil, "").Ops())))
 		}
-		fmt.Fprintf(&index, "| [%s](%s.md) | %s | %s | %s |\n", v.Name, v.Name, v.Summary, orNothing(v.Expect.Violates.IDs()), orNothing(found))
+		fmt.Fprintf(&index, "| [%s](%s.md) | %s | %s | %s |\n", v.Name, v.Name, v.Summary, v.Expect.Describe(), orNothing(found))
 		if !r.Expected() {
 			t.Errorf("%s: %s", v.Name, r.Problem())
 		}
 		var page bytes.Buffer
-		fmt.Fprintf(&page, "# %s\n\n**What changes:** %s.\n\n**Expected to violate:** %s", v.Name, v.Summary, orNothing(v.Expect.Violates.IDs()))
+		fmt.Fprintf(&page, "# %s\n\n**What changes:** %s.\n\n**Expected to violate:** %s", v.Name, v.Summary, v.Expect.Describe())
 		if may := v.Expect.May.IDs(); len(may) > 0 {
 			fmt.Fprintf(&page, " (and may violate, depending on the run: %s)", strings.Join(may, ", "))
 		}

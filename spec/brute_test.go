@@ -870,13 +870,15 @@ func (b *brute) renewValidity() bool {
 	})
 }
 
+// acquireIdempotent: two distinct grants (a request's answers with two
+// tokens, or two requests' of one requestId) answer one requestId.
 func (b *brute) acquireIdempotent() bool {
-	seen := map[bReq]bool{}
+	seen := map[string]bool{}
 	for _, g := range b.grants {
-		if seen[g.key] {
+		if seen[g.key.id] {
 			return true
 		}
-		seen[g.key] = true
+		seen[g.key.id] = true
 	}
 	return false
 }

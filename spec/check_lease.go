@@ -439,20 +439,32 @@ func (c *resCtx) checkTokenMonotonic() {
 	}
 }
 
-// checkAcquireIdempotent: one request (owner, incarnation, requestId)
-// answered by ok acquires with two different tokens.
+// checkAcquireIdempotent: one requestId answered by two different grants
+// (the contract's rule: the requestId alone names the request, whoever
+// sends it). A grant is a request's (owner, incarnation, requestId) ok
+// answer with one token; a retry answered with the same token is that
+// grant replayed, no second one. So two tokens for one requestId, or one
+// token for one requestId sent by two owners or two incarnations, are two
+// grants: a coordinator that keyed its record on the requestId alone
+// answered the second holder with the first one's lease.
 func (c *resCtx) checkAcquireIdempotent() {
-	first := map[reqKey]int{}
+	first := map[string]int{}
 	for gi, g := range c.grants {
-		f, ok := first[g.key]
+		f, ok := first[g.key.requestID]
 		if !ok {
-			first[g.key] = gi
+			first[g.key.requestID] = gi
 			continue
 		}
 		p := c.grants[f]
+		if p.key == g.key {
+			c.add(AcquireIdempotent, append(c.events(p.op), c.events(g.op)...),
+				"requestId=%s of %s answered by two grants: token=%d and token=%d",
+				quote(g.key.requestID), c.holder(g.op), p.token, g.token)
+			continue
+		}
 		c.add(AcquireIdempotent, append(c.events(p.op), c.events(g.op)...),
-			"requestId=%s of %s answered by two grants: token=%d and token=%d",
-			quote(g.key.requestID), c.holder(g.op), p.token, g.token)
+			"requestId=%s answered by two grants: token=%d to %s and token=%d to %s",
+			quote(g.key.requestID), p.token, c.holder(p.op), g.token, c.holder(g.op))
 	}
 }
 

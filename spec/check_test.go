@@ -429,7 +429,8 @@ func TestAcquireIdempotent(t *testing.T) {
 
 	// Ambiguous, and clean: the first attempt's outcome is unknown (it may
 	// have granted nothing), retries replay token 2, and another owner's
-	// request with the same id is another request.
+	// request of another id is another request (of the same id it is a
+	// violation: TestAcquireIdempotentKeyIsRequestID).
 	expect(t, `{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
 {"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
 {"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
@@ -440,7 +441,7 @@ func TestAcquireIdempotent(t *testing.T) {
 {"time":2,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
 {"time":3,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":10}}
 {"time":3,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
-{"time":20,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"a1","ttl":10}}
+{"time":20,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
 {"time":20,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
 {"time":20,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":3}}
 {"time":20,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":3}}

@@ -13,15 +13,17 @@ import (
 
 // overlappingGrants is n grants of resource "job" in a row, each to its own
 // worker, each after an advance to its token, all for a ttl far longer than
-// the history: every two of them are certainly valid together.
+// the history: every two of them are certainly valid together. Each
+// worker's request has its own id (one id for all would be an
+// acquire-idempotent violation per later grant).
 func overlappingGrants(t testing.TB, n int) *history.History {
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, `{"time":%d,"process":"w%d","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w%d","incarnation":1,"requestId":"q","ttl":1000000000}}
+		fmt.Fprintf(&b, `{"time":%d,"process":"w%d","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w%d","incarnation":1,"requestId":"q%d","ttl":1000000000}}
 {"time":%d,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
 {"time":%d,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":%d}}
 {"time":%d,"process":"w%d","type":"ok","f":"acquire","resource":"job","value":{"token":%d}}
-`, i, i, i, i, i, i+1, i, i, i+1)
+`, i, i, i, i, i, i, i+1, i, i, i+1)
 	}
 	h, err := history.ReadAll("overlapping", strings.NewReader(b.String()))
 	if err != nil {

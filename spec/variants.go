@@ -61,8 +61,16 @@ type Expectation struct {
 	Violates Set
 	// May is collateral: violated in some runs, depending on what else the
 	// search happened to do; either verdict is expected. Every invariant in
-	// neither set must hold.
+	// none of Violates, May and AnyOf must hold.
 	May Set
+	// AnyOf, when not empty, must have at least one of its invariants
+	// found violated: a flaw that shows as one invariant or another,
+	// depending on the run (check-then-write's stale write is a fencing
+	// violation when the new grant was observed before the write's invoke,
+	// and may show only as linearizable-sink when they overlap). Each alone
+	// is allowed, not demanded, as May's are (Allowed is every invariant
+	// an expectation lets be violated).
+	AnyOf Set
 }
 
 // DefaultNeeds are the scenes a verdict depends on unless a variant says
@@ -78,10 +86,19 @@ func (v Variant) ExpectAt(c model.Config) Expectation {
 	if c.Replicas > 1 {
 		e.Violates |= v.SplitBrain.Violates
 		e.May |= v.SplitBrain.May
+		if e.AnyOf == 0 {
+			e.AnyOf = v.SplitBrain.AnyOf
+		} else {
+			e.May |= v.SplitBrain.AnyOf // one demand of at least one is the variant's own
+		}
 	}
 	if c.Resources < 2 && e.Violates.Has(ResourceIndependence) {
 		e.Violates &^= SetOf(ResourceIndependence)
 		e.May |= SetOf(ResourceIndependence)
+	}
+	if c.Resources < 2 && e.AnyOf.Has(ResourceIndependence) {
+		e.May |= e.AnyOf // no longer demanded: the others alone may not show the flaw
+		e.AnyOf = 0
 	}
 	return e
 }
@@ -97,17 +114,37 @@ func (v Variant) Scenes() model.Scene {
 // Machine returns the variant's machine under config c.
 func (v Variant) Machine(c model.Config) (*model.Machine, error) { return model.New(c, v.Design) }
 
-// Matches reports whether the violated set is the expected verdict.
+// Allowed is every invariant the expectation lets be violated: Violates,
+// May and AnyOf.
+func (e Expectation) Allowed() Set { return e.Violates | e.May | e.AnyOf }
+
+// Missing is what the expectation demands that violated lacks: the
+// invariants of Violates not in it, and all of AnyOf when none of AnyOf
+// is in it.
+func (e Expectation) Missing(violated Set) Set {
+	m := e.Violates &^ violated
+	if e.AnyOf != 0 && violated&e.AnyOf == 0 {
+		m |= e.AnyOf
+	}
+	return m
+}
+
+// Matches reports whether the violated set is the expected verdict: every
+// invariant of Violates and at least one of AnyOf (when it has any) are
+// in it, and nothing Allowed leaves out.
 func (e Expectation) Matches(violated Set) bool {
-	return violated&e.Violates == e.Violates && violated&^(e.Violates|e.May) == 0
+	return e.Missing(violated) == 0 && violated&^e.Allowed() == 0
 }
 
 // Verdict says, for one invariant, what was found and whether it was
-// expected.
+// expected. An invariant of AnyOf found holding is expected when another
+// of AnyOf was found violated.
 func (e Expectation) Verdict(id string, violated Set) (found, expected bool) {
 	b := bitOf(id)
 	found = violated&b != 0
 	switch {
+	case e.AnyOf&b != 0:
+		return found, violated&e.AnyOf != 0
 	case e.May&b != 0:
 		return found, true
 	case e.Violates&b != 0:
@@ -124,10 +161,35 @@ func (e Expectation) Unexpected(violated Set) string {
 	if missing := e.Violates &^ violated; missing != 0 {
 		parts = append(parts, fmt.Sprintf("expected violations not found: %s", strings.Join(missing.IDs(), ", ")))
 	}
-	if extra := violated &^ (e.Violates | e.May); extra != 0 {
+	if e.AnyOf != 0 && violated&e.AnyOf == 0 {
+		parts = append(parts, fmt.Sprintf("expected at least one of these violations, none found: %s", strings.Join(e.AnyOf.IDs(), ", ")))
+	}
+	if extra := violated &^ e.Allowed(); extra != 0 {
 		parts = append(parts, fmt.Sprintf("unexpected violations: %s", strings.Join(extra.IDs(), ", ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Describe says what the expectation demands, for a person: the
+// invariants of Violates, and "at least one of" AnyOf's ("absolute-validity,
+// and at least one of fencing, linearizable-sink"); "nothing" when it
+// demands nothing.
+func (e Expectation) Describe() string {
+	var parts []string
+	if ids := e.Violates.IDs(); len(ids) > 0 {
+		parts = append(parts, strings.Join(ids, ", "))
+	}
+	switch ids := e.AnyOf.IDs(); len(ids) {
+	case 0:
+	case 1:
+		parts = append(parts, ids[0])
+	default:
+		parts = append(parts, "at least one of "+strings.Join(ids, ", "))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // NonGuarantee is what plain fencing does not promise (the source article
@@ -158,10 +220,15 @@ func LookupVariant(vs []Variant, name string) (Variant, error) {
 }
 
 // Headline is the invariant a variant's counterexample is about: the first
-// it must violate beyond plain fencing's non-guarantee, or that non-guarantee
-// itself for the reference; "" for a variant expected to hold everything.
+// it must violate beyond plain fencing's non-guarantee, else the first of
+// those of which it must violate at least one (Expectation.AnyOf), or that
+// non-guarantee itself for the reference; "" for a variant expected to hold
+// everything.
 func (v Variant) Headline() string {
 	if ids := (v.Expect.Violates &^ NonGuarantee).IDs(); len(ids) > 0 {
+		return ids[0]
+	}
+	if ids := v.Expect.AnyOf.IDs(); len(ids) > 0 {
 		return ids[0]
 	}
 	if ids := v.Expect.Violates.IDs(); len(ids) > 0 {
