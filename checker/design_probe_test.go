@@ -80,6 +80,28 @@ func TestAgeReadingDesignIsNotProven(t *testing.T) {
 	}
 }
 
+// TestAgeReadDecidingDeliveryIsNotProven: a Valid that reads the age of
+// an acquire only when the lease's token is 2 or more, which New's probes
+// do not try, decides whether an acquire can be delivered once the grants
+// are spent (Machine.deliverable), where no step asked it at other ages:
+// the timers reduction cut the ages to 1, the acquire was never delivered
+// at age 2, and the reduced search proved the design safe while the full
+// search and the random one reported the design's fault. Now the test of
+// delivery asks Answers and Valid at every age too: every search reports
+// the fault naming ReportsTime.
+func TestAgeReadDecidingDeliveryIsNotProven(t *testing.T) {
+	d := model.Design{Valid: func(l model.Lease, req model.Msg) bool {
+		return model.RefValid(l, req) || l.Token >= 2 && req.Age >= 2
+	}}
+	m := newMachine(t, model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2}, d)
+	for _, reduce := range []model.Reduction{0, model.ReduceTimers, model.Reductions} {
+		r := BFS(context.Background(), m, BFSOptions{Stop: allInvariants &^ spec.NonGuarantee, Symmetry: model.SymWorkers | model.SymResources, Reduce: reduce})
+		if r.Fault == nil || !strings.Contains(r.Fault.Cause, "ReportsTime") {
+			t.Errorf("reductions %v: stopped %s, violation %v, no fault naming ReportsTime (%+v)", reduce, r.Stopped, r.Violation.IDs(), r.Fault)
+		}
+	}
+}
+
 // TestResourceAsymmetricDesignIsSearched: a design whose decisions tell
 // resources apart (job-2's grants a tick short) and that declares
 // Asymmetric was searched with resources renamed all the same (Asymmetric

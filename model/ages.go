@@ -16,7 +16,10 @@ import (
 // and refuses a design whose answer changes with the age (a heuristic: a
 // decision may read the age only on inputs the probes do not try). And
 // every step that takes such a decision on a message that ages calls it
-// again at every other age a run can give that message (0 to ageCap), and
+// again at every other age a run can give that message (0 to ageCap), so
+// does the test of whether an acquire can be delivered (Answers and Valid,
+// Machine.deliverable: the timers reduction, which cuts ages, would
+// otherwise hide a read that only decides whether the acquire is taken), and
 // a restart calls Restart again at every combination of the waiting
 // acquires' ages; if the answer changes, the step panics with a
 // DesignFault naming ReportsTime. That check is complete: the inputs of a
@@ -89,9 +92,26 @@ func (d *Design) ownAgeReaders() decisionSet {
 // a message of age a and other for the same message at age b.
 func agesFault(k decisionSet, a, b uint8, got, other any) {
 	panic(&DesignFault{Decision: k.name(), Detail: fmt.Sprintf("reads the age of a message (Msg.Age, or Reported): "+
-		"on the same inputs it returned %v at age %d and %v at age %d; a design whose decisions read ages must set "+
+		"on the same inputs it returned %s at age %d and %s at age %d; a design whose decisions read ages must set "+
 		"ReportsTime (model.Design.ReportsTime), without which the searches' timers and ages reductions cut and "+
-		"merge ages as if only the framework read them", got, a, other, b)})
+		"merge ages as if only the framework read them", answerText(k, got), a, answerText(k, other), b)})
+}
+
+// codeDecisions are the decisions that answer with a reply code.
+const codeDecisions = decAnswers | decRenew | decRelease | decCheck | decCommit
+
+// answerText is decision k's answer v for a person: a reply code by its
+// name (RepFenced), anything else as Go prints it.
+func answerText(k decisionSet, v any) string {
+	if c, ok := v.(uint8); ok && k&codeDecisions != 0 {
+		switch {
+		case c == 0:
+			return "0 (no answer)"
+		case int(c) < len(repNames) && repNames[c] != "":
+			return "Rep" + repNames[c]
+		}
+	}
+	return fmt.Sprint(v)
 }
 
 // ages reports whether a message of kind can be older than 0 in a run:
@@ -103,11 +123,10 @@ func (m *Machine) ages(kind uint8) bool {
 
 // ageFree checks that decision k, which answered got on msg, answers the
 // same on msg at every other age a run can give it (f is the decision on
-// the message it is given, every other input as in the step), when the
-// machine checks k (Machine.ageChecked) and msg can age; it panics with a
-// DesignFault otherwise.
-func ageFree[R comparable](st *stepper, k decisionSet, msg *Msg, got R, f func(Msg) R) {
-	m := st.m
+// the message it is given, every other input as in the step or the
+// enabledness test), when m checks k (Machine.ageChecked) and msg can age;
+// it panics with a DesignFault otherwise.
+func ageFree[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(Msg) R) {
 	if m.ageChecked&k == 0 || !m.ages(msg.Kind) {
 		return
 	}
@@ -218,11 +237,11 @@ func (m *Machine) probeAges() error {
 			q.Age = uint8(a)
 			if r := f(q); r != got {
 				err = fmt.Errorf("design: %s reads the age of a request (Msg.Age, or Reported; Waiting.Age "+
-					"for Restart): New probed it on the same inputs at ages 0 and %d and it returned %v and %v; "+
+					"for Restart): New probed it on the same inputs at ages 0 and %d and it returned %s and %s; "+
 					"a design whose decisions read ages "+
 					"must set ReportsTime (model.Design.ReportsTime): without it, the searches' timers and ages "+
 					"reductions cut and merge ages as if only the framework read them, and could prove it safe "+
-					"when it is not", k.name(), a, got, r)
+					"when it is not", k.name(), a, answerText(k, got), answerText(k, r))
 				return
 			}
 		}

@@ -60,6 +60,10 @@ func TestNewRefusesUndeclaredAgeReads(t *testing.T) {
 	delayed := c
 	delayed.Delay = 1
 	refused("Check, delay", delayed, check, "Check")
+	// Reply codes are named ("it returned 6 and 4" said nothing).
+	if _, err := New(delayed, check); err == nil || !strings.Contains(err.Error(), "returned RepFenced and RepExpired") {
+		t.Errorf("Check, delay: %v, want the codes named", err)
+	}
 	refs := Design{Answers: RefAnswers, Valid: RefValid, Deadline: RefDeadline, Renew: RefRenew, Release: RefRelease,
 		Check: RefCheck, Prepared: RefPrepared, Accepted: RefAccepted, OnReply: RefOnReply}
 	if m := accepted("the reference's, set", delayed, refs); m.ageChecked != 0 {

@@ -138,13 +138,25 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 	case AcquireRep, RenewRep, ReleaseRep, WriteRep, ReadRep:
 		return !s.Workers[msg.Worker].Paused
 	case AcquireReq:
+		// Answers and Valid are asked at every age, as a step asks them
+		// (ageFree): a read of the age that only decides whether the
+		// acquire is taken is a read all the same.
 		d := &m.Design
 		co := &s.Coord[msg.Replica]
-		if a := d.Answers(co.Dedup[msg.Res][msg.Worker], *msg); a == RepHeld || a == RepOK && co.Dedup[msg.Res][msg.Worker].Req != 0 {
+		rec := co.Dedup[msg.Res][msg.Worker]
+		a := d.Answers(rec, *msg)
+		ageFree(m, decAnswers, msg, a, func(q Msg) uint8 { return d.Answers(rec, q) })
+		if a == RepHeld || a == RepOK && rec.Req != 0 {
 			return true
 		}
-		if co.Wait[msg.Res].Worker != 0 || d.Valid(co.Lease[msg.Res], *msg) || d.Hold(co.U, co.RU[msg.Res]) {
-			return true // a retry of the acquire being granted, or answered "held"
+		if co.Wait[msg.Res].Worker != 0 {
+			return true // a retry of the acquire being granted
+		}
+		l := co.Lease[msg.Res]
+		valid := d.Valid(l, *msg)
+		ageFree(m, decValid, msg, valid, func(q Msg) bool { return d.Valid(l, q) })
+		if valid || d.Hold(co.U, co.RU[msg.Res]) {
+			return true // answered "held"
 		}
 		granting := 0
 		for c := range s.Coord {

@@ -490,7 +490,7 @@ func (st *stepper) acquire(msg *Msg) {
 	r, w := msg.Res, msg.Worker
 	rec := co.Dedup[r][w]
 	ans := d.Answers(rec, *msg)
-	ageFree(st, decAnswers, msg, ans, func(q Msg) uint8 { return d.Answers(rec, q) })
+	ageFree(st.m, decAnswers, msg, ans, func(q Msg) uint8 { return d.Answers(rec, q) })
 	switch codeOf("Answers", ans, answersCodes) {
 	case RepOK:
 		if rec.Req != 0 {
@@ -512,7 +512,7 @@ func (st *stepper) acquire(msg *Msg) {
 	}
 	l := co.Lease[r]
 	valid := d.Valid(l, *msg)
-	ageFree(st, decValid, msg, valid, func(q Msg) bool { return d.Valid(l, q) })
+	ageFree(st.m, decValid, msg, valid, func(q Msg) bool { return d.Valid(l, q) })
 	if valid || d.Hold(co.U, co.RU[r]) {
 		st.reply(msg, AcquireRep, RepHeld)
 		return
@@ -554,7 +554,7 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
 		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
 	left := d.Deadline(Lease{}, *msg, m.Config.TTL)
-	ageFree(st, decDeadline, msg, left, func(q Msg) int8 { return d.Deadline(Lease{}, q, m.Config.TTL) })
+	ageFree(st.m, decDeadline, msg, left, func(q Msg) int8 { return d.Deadline(Lease{}, q, m.Config.TTL) })
 	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi, Left: left}
 	co.RU[r] = d.OnLease(LeaseGranted, co.RU[r], co.Lease[r], m.Config.TTL)
 	co.Dedup[r][w] = Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
@@ -574,7 +574,7 @@ func (st *stepper) renew(msg *Msg) {
 	}
 	old := *l
 	code := d.Renew(old, *msg)
-	ageFree(st, decRenew, msg, code, func(q Msg) uint8 { return d.Renew(old, q) })
+	ageFree(st.m, decRenew, msg, code, func(q Msg) uint8 { return d.Renew(old, q) })
 	code = codeOf("Renew", code, renewCodes)
 	if code != RepOK || l.Holder == 0 {
 		if code == RepOK {
@@ -586,7 +586,7 @@ func (st *stepper) renew(msg *Msg) {
 	st.fact = Fact{Kind: Renewed, Res: msg.Res, Worker: msg.Worker, Replica: msg.Replica, Inc: msg.Inc,
 		Token: msg.Token, Grant: l.Grant, Scenes: st.fact.Scenes}
 	l.Left = d.Deadline(old, *msg, m.Config.TTL)
-	ageFree(st, decDeadline, msg, l.Left, func(q Msg) int8 { return d.Deadline(old, q, m.Config.TTL) })
+	ageFree(st.m, decDeadline, msg, l.Left, func(q Msg) int8 { return d.Deadline(old, q, m.Config.TTL) })
 	co.RU[msg.Res] = d.OnLease(LeaseRenewed, co.RU[msg.Res], *l, m.Config.TTL)
 	gt := &s.Ghost[msg.Res].Grant[l.Grant]
 	gt.Early = max(gt.Early, Clamp(m.Config.TTL-int(msg.Age)))
@@ -604,7 +604,7 @@ func (st *stepper) release(msg *Msg) {
 	}
 	old := *l
 	code := d.Release(old, *msg)
-	ageFree(st, decRelease, msg, code, func(q Msg) uint8 { return d.Release(old, q) })
+	ageFree(st.m, decRelease, msg, code, func(q Msg) uint8 { return d.Release(old, q) })
 	if codeOf("Release", code, releaseCodes) != RepOK {
 		st.reply(msg, ReleaseRep, RepNotHolder)
 		return
@@ -643,7 +643,7 @@ func (st *stepper) write(msg *Msg) {
 	}
 	v := st.view(msg.Res, d.Commit != nil)
 	code := d.Check(v, *msg)
-	ageFree(st, decCheck, msg, code, func(q Msg) uint8 { return d.Check(v, q) })
+	ageFree(st.m, decCheck, msg, code, func(q Msg) uint8 { return d.Check(v, q) })
 	if code = codeOf("Check", code, checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
@@ -651,7 +651,7 @@ func (st *stepper) write(msg *Msg) {
 	if d.Commit != nil {
 		u := st.s.Sink.U[msg.Res]
 		st.s.Sink.U[msg.Res] = d.Prepared(u, *msg)
-		ageFree(st, decPrepared, msg, st.s.Sink.U[msg.Res], func(q Msg) Regs { return d.Prepared(u, q) })
+		ageFree(st.m, decPrepared, msg, st.s.Sink.U[msg.Res], func(q Msg) Regs { return d.Prepared(u, q) })
 		c := *msg
 		c.Kind = Commit
 		st.send(c)
@@ -664,7 +664,7 @@ func (st *stepper) write(msg *Msg) {
 func (st *stepper) commit(msg *Msg) {
 	d, v := st.d, st.view(msg.Res, false)
 	code := d.Commit(v, *msg)
-	ageFree(st, decCommit, msg, code, func(q Msg) uint8 { return d.Commit(v, q) })
+	ageFree(st.m, decCommit, msg, code, func(q Msg) uint8 { return d.Commit(v, q) })
 	if code = codeOf("Commit", code, checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
@@ -738,7 +738,7 @@ func (st *stepper) store(msg *Msg) {
 		d, v := st.d, st.view(msg.Res, false)
 		f := &s.Sink.Fence[d.FenceOf(msg.Res)]
 		*f, s.Sink.U[msg.Res] = d.Accepted(v, *msg)
-		ageFree(st, decAccepted, msg, sinkAnswer{*f, s.Sink.U[msg.Res]}, func(q Msg) sinkAnswer {
+		ageFree(st.m, decAccepted, msg, sinkAnswer{*f, s.Sink.U[msg.Res]}, func(q Msg) sinkAnswer {
 			f, u := d.Accepted(v, q)
 			return sinkAnswer{f, u}
 		})
@@ -773,7 +773,7 @@ func (st *stepper) receive(msg *Msg) {
 	st.forget(w) // the operation is over: copies of its requests and replies no longer count
 	u := wk.U
 	wk.U = d.OnReply(u, want, *msg, st.m.Config.TTL)
-	ageFree(st, decOnReply, msg, wk.U, func(q Msg) Regs { return d.OnReply(u, want, q, st.m.Config.TTL) })
+	ageFree(st.m, decOnReply, msg, wk.U, func(q Msg) Regs { return d.OnReply(u, want, q, st.m.Config.TTL) })
 	f := opName[want]
 	if msg.Code != RepOK && msg.Code != RepReplayed {
 		if msg.Code != RepHeld && msg.Code != RepConflict {
