@@ -235,7 +235,7 @@ func variantCase(v spec.Variant) (model.Config, int) {
 		depth = 12
 	case "renew-from-old-deadline":
 		c.Ops, c.TTL, depth = 3, 2, 12
-	case "holder-margin":
+	case "holder-margin", "from-send-1":
 		c.TTL, depth = 3, 15 // the holder writes only with more than its margin left
 	case "lock-delay-no-fence":
 		depth = 16

@@ -2,9 +2,11 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/designs"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
@@ -160,5 +162,71 @@ func TestSettingSinkIsCaught(t *testing.T) {
 	}
 	if r := bfs(model.Design{Tokens: model.CounterFirst}, model.Reductions); r.Stopped != StopComplete || r.Violation != 0 {
 		t.Fatalf("the max sink: stopped %s, violation %v", r.Stopped, r.Violation.IDs())
+	}
+}
+
+// fromSend is a holder that counts its lease from the first send of its
+// acquire (Redlock's rule: validity = ttl − the time since the send), not
+// from the grant's reply (designs.HolderMargin), and stops writing margin
+// ticks before it runs out; its target checks no token. B marks the
+// acquire whose send armed the timer, so a retry does not arm it again: the
+// coordinator may have granted the first send (a timer armed at the retry
+// is counted from too late, and a margin that covers a delay and a pause
+// is then a tick short). With crashes it forgets its timer (OnCrash): a
+// restarted worker no longer counts on the lease.
+func fromSend(margin int) spec.Variant {
+	return spec.Variant{
+		Name:    fmt.Sprintf("from-send-%d", margin),
+		Summary: "the holder counts its lease from the first send of its acquire; the target checks no token",
+		Design: model.Design{
+			OnSend: func(u model.Regs, kind uint8, ttl int) model.Regs {
+				if kind == model.AcquireReq && u.B == 0 {
+					u.T, u.B = model.Clamp(ttl), 1
+				}
+				return u
+			},
+			OnReply: func(u model.Regs, op uint8, rep model.Msg, _ int) model.Regs {
+				if op == model.OpAcquire {
+					u.B = 0
+					if rep.Code == model.RepOK {
+						return u // the timer runs from the send
+					}
+				}
+				if rep.Code != model.RepOK || op == model.OpRelease {
+					u.T = 0
+				}
+				return u
+			},
+			OnCrash:  func(model.Regs) model.Regs { return model.Regs{} },
+			MayWrite: func(u model.Regs) bool { return int(u.T) > margin },
+			Check:    func(model.SinkView, model.Msg) uint8 { return model.RepOK },
+		},
+		Expect: spec.Expectation{Violates: spec.NonGuarantee | spec.SetOf(spec.Fencing),
+			May: spec.SetOf(spec.LinearizableSink, spec.IdempotentResult, spec.FenceBeforeGrant)},
+	}
+}
+
+// TestHolderFromSendNeedsLessMargin: with message delay 1 and pauses of 1,
+// a holder that counts its lease from the grant's reply (HolderMargin)
+// is caught at margin 2, and one that counts it from the first send of
+// its acquire (OnSend, Redlock's rule) is proven safe at margin 2 and
+// caught at 1: the reply's delay and the pause before it is taken no
+// longer count against the margin (docs/sweep.md). Before OnSend a
+// design could not count from the send.
+func TestHolderFromSendNeedsLessMargin(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 3, Ops: 2, Grants: 2, InFlight: 2, Delay: 1, Pause: 1}
+	bfs := func(d model.Design) BFSResult {
+		return BFS(context.Background(), newMachine(t, c, d), BFSOptions{Stop: spec.SetOf(spec.Fencing),
+			Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reductions})
+	}
+	if r := bfs(designs.HolderMargin(2).Design); !r.Violation.Has(spec.Fencing) {
+		t.Errorf("from the reply, margin 2: stopped %s, violation %v; want fencing", r.Stopped, r.Violation.IDs())
+	}
+	if r := bfs(fromSend(1).Design); !r.Violation.Has(spec.Fencing) {
+		t.Errorf("from the send, margin 1: stopped %s, violation %v; want fencing", r.Stopped, r.Violation.IDs())
+	}
+	r := bfs(fromSend(2).Design)
+	if r.Stopped != StopComplete || r.Violation != 0 || r.Reached.Missing(model.SceneTakeover) != 0 {
+		t.Errorf("from the send, margin 2: stopped %s, violation %v, takeover reached %d times; want a proof", r.Stopped, r.Violation.IDs(), r.Reached[0])
 	}
 }

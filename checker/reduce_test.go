@@ -37,7 +37,7 @@ func reductionCases(v spec.Variant) []struct {
 	}{{c, depth}, {faults, depth - 4}, {timed, depth - 4}, {aged, depth - 3}}
 }
 
-// TestReductionsSound compares, for every built-in design on the bounds of
+// TestReductionsSound compares, for every built-in design (and fromSend) on the bounds of
 // reductionCases, the search with every reduction (and on the design's own
 // case with each alone) with the full search: the same invariants violated, the same shortest
 // counterexample length for each, no more states (but with dead-delivered,
@@ -48,7 +48,9 @@ func TestReductionsSound(t *testing.T) {
 	reductions := []model.Reduction{model.ReducePauses, model.ReduceDeadReplies, model.ReduceReads, model.ReduceTimers, model.ReduceBudgets, model.ReduceAges,
 		model.ReduceDeadDelivered, model.Reductions}
 	var full, reduced uint64
-	for _, v := range designs.All() {
+	// fromSend(1) too: the only design of these that sets OnSend and
+	// OnCrash (its reads are kept: a read's send changes its registers).
+	for _, v := range append(designs.All(), fromSend(1)) {
 		for i, k := range reductionCases(v) {
 			m := newMachine(t, k.c, v.Design)
 			opt := BFSOptions{Exhaustive: true, MaxDepth: k.depth, Symmetry: model.SymWorkers | model.SymResources}

@@ -135,6 +135,17 @@ type Design struct {
 	// the sink's register A for the resource in rep.U (a row version that
 	// readers see).
 	OnReply func(u Regs, op uint8, rep Msg, ttl int) Regs
+	// OnSend is the worker's registers after it sends a request of kind
+	// (AcquireReq, RenewReq, ReleaseReq, WriteReq, ReadReq; a retried
+	// acquire is sent again) for a lease of ttl; Stamp reads them before.
+	// A holder that counts its lease from before its request left (validity
+	// = ttl − the time since the send − drift: Redlock's rule) starts its
+	// timer here and keeps it in OnReply.
+	OnSend func(u Regs, kind uint8, ttl int) Regs
+	// OnCrash is the worker's registers after it crashes and restarts:
+	// what it kept in memory is lost, what it journaled is kept. (Its
+	// token is the framework's and is kept: a journaled lease.)
+	OnCrash func(u Regs) Regs
 }
 
 // Regs are a design's own registers on one entity: two plain bytes and a
@@ -352,6 +363,13 @@ func RefStamp(Regs, uint8) uint8 { return 0 }
 // RefOnReply: the reference worker keeps no registers.
 func RefOnReply(u Regs, _ uint8, _ Msg, _ int) Regs { return u }
 
+// RefOnSend: the reference worker keeps no registers.
+func RefOnSend(u Regs, _ uint8, _ int) Regs { return u }
+
+// RefOnCrash: the reference worker keeps no registers; a design's are kept
+// across a crash, as if journaled, unless its OnCrash says otherwise.
+func RefOnCrash(u Regs) Regs { return u }
+
 // withDefaults returns d with every nil decision set to the reference's.
 func (d Design) withDefaults() Design {
 	if d.Valid == nil {
@@ -416,6 +434,12 @@ func (d Design) withDefaults() Design {
 	}
 	if d.OnReply == nil {
 		d.OnReply = RefOnReply
+	}
+	if d.OnSend == nil {
+		d.OnSend = RefOnSend
+	}
+	if d.OnCrash == nil {
+		d.OnCrash = RefOnCrash
 	}
 	return d
 }

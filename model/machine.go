@@ -21,8 +21,9 @@ type Machine struct {
 	// shared: some resources share a fence or a counter (Design.FenceOf or
 	// CounterOf is not the identity), so resources are not interchangeable.
 	shared bool
-	// readsInert: the design left OnReply and Key to the reference, so a
-	// read changes nothing a later step reads (ReduceReads applies).
+	// readsInert: the design left OnReply, OnSend and Key to the
+	// reference, so a read changes nothing a later step reads (ReduceReads
+	// applies).
 	readsInert bool
 	// maxToken is MaxToken's value.
 	maxToken int
@@ -53,7 +54,7 @@ func New(c Config, d Design) (m *Machine, err error) {
 		}
 	}()
 	step := d.tokenStep()
-	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.Key == nil}
+	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.OnSend == nil && d.Key == nil}
 	if !d.ReportsTime {
 		m.ageChecked = d.ownAgeReaders()
 		if err := m.probeAges(); err != nil {

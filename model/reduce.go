@@ -57,7 +57,8 @@ const (
 	// doing nothing; a match of a run is a run of kept actions, no longer.
 	ReduceDeadReplies
 	// ReduceReads leaves out reads when the design's workers ignore what
-	// a read returns (the design leaves OnReply and Key to the reference):
+	// a read returns and that they sent one (the design leaves OnReply,
+	// OnSend and Key to the reference):
 	// the invariants a search judges are over grants, renewals and writes,
 	// and a read changes none of them. Proof: strike from a run every Read
 	// and every step on its messages (their delivery, loss, duplication,

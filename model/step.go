@@ -197,6 +197,7 @@ func (st *stepper) do(a *Action) {
 		st.rec.emit(worker(w), history.Info, history.Crash, 0, nil)
 		wk.Inc++
 		wk.Paused, wk.Holding, wk.PausedFor = false, false, 0 // a held write left just before the crash
+		wk.U = st.d.OnCrash(wk.U)
 		st.rec.emit(worker(w), history.Info, history.Restart, 0, nil)
 	case Restart:
 		s.Restarts++
@@ -277,6 +278,7 @@ func (st *stepper) request(kind uint8, w, replica uint8) Msg {
 	wk := &st.s.Workers[w]
 	msg := Msg{Kind: kind, Worker: w, Res: wk.Res, Replica: replica, Inc: wk.Inc, Token: wk.Token,
 		Grant: wk.Grant, Live: true, U: st.d.Stamp(wk.U, kind)}
+	wk.U = st.d.OnSend(wk.U, kind, st.m.Config.TTL)
 	switch kind {
 	case AcquireReq:
 		msg.Token, msg.Grant, msg.Req = 0, 0, wk.Req
