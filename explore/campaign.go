@@ -290,7 +290,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	seed := fs.Uint64("seed", 1, "seed of the random search")
 	runs := fs.Int("runs", 100000, "random runs")
 	steps := fs.Int("steps", 100, "actions per random run")
-	depth := fs.Int("depth", 0, "bfs: depth bound (0: none), a bound of the proof: exhausting it is complete (exit 0)")
+	depth := fs.Int("depth", 0, "the depth bound: bfs: of the search (0: none), a bound of the proof: exhausting it is complete (exit 0); random: the actions per run, as --steps")
 	budget := fs.Duration("time", 0, "stop after this long (0: no limit); stopping before the budget is spent is incomplete (exit 3)")
 	unexpected := fs.Bool("unexpected", false, "only invariants the variant is not expected to violate (a proof of the expected verdict)")
 	needsFlag := fs.String("needs", "", "comma-separated scenes the verdict depends on (default: the variant's, spec.Variant.Needs, by default takeover and stale-write): a search that reaches none of one is vacuous: a BFS is then no proof, incomplete (exit 3), a random search whose budget was done says so and exits 0 with no violation; a design with no fence that is safe never makes a stale write reach the sink, so give it takeover; "+sceneList)
@@ -355,6 +355,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		return 0, err
 	}
 	if err := unread(fs, *mode, live.on); err != nil {
+		return 0, err
+	}
+	if err := randomDepth(fs, *mode, steps, *depth); err != nil {
 		return 0, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -585,6 +588,27 @@ func unread(fs *flag.FlagSet, mode string, liveness bool) error {
 		}
 	})
 	return err
+}
+
+// randomDepth makes --depth, given to a random search, the length of its
+// runs (--steps): the contract's search takes --depth in either mode.
+// Both given, they must agree.
+func randomDepth(fs *flag.FlagSet, mode string, steps *int, depth int) error {
+	if mode == "bfs" {
+		return nil
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case !given["depth"]:
+	case given["steps"] && *steps != depth:
+		return usagef("--depth %d and --steps %d: a random search's --depth is the actions per run, its --steps: give one", depth, *steps)
+	case depth > maxSteps:
+		return usagef("--depth %d: at most %d for a random search (the actions per run, as --steps)", depth, maxSteps)
+	default:
+		*steps = depth
+	}
+	return nil
 }
 
 // nothingSearched says why a random search of runs runs of steps actions

@@ -279,11 +279,13 @@ func TestDoubleDashEndsTheFlags(t *testing.T) {
 }
 
 // TestBFSOnlyFlagsWithRandomSearch: a flag only a BFS reads (its help
-// begins "bfs:": --depth, --max-states, --hash-compact, --shard-depth, ...;
-// or "--liveness:")
-// given with a random search is a usage error naming it, as --checkpoint
-// already was, not silently ignored, and so is a "--liveness:" flag
-// without --liveness; the flags a random search reads are taken.
+// begins "bfs:": --max-states, --hash-compact, --shard-depth, ...; or
+// "--liveness:") given with a random search is a usage error naming it, as
+// --checkpoint already was, not silently ignored, and so is a
+// "--liveness:" flag without --liveness; the flags a random search reads
+// are taken. --depth, which the contract's search takes in either mode, is
+// a random search's run length (--steps): refused only when --steps says
+// otherwise.
 func TestBFSOnlyFlagsWithRandomSearch(t *testing.T) {
 	_, stdout, _ := explore(t, "search", "--help", "--json")
 	var help struct {
@@ -306,7 +308,7 @@ func TestBFSOnlyFlagsWithRandomSearch(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"depth", "max-states", "hash-compact", "shard-depth", "cores", "liveness-extra"} {
+	for _, name := range []string{"max-states", "hash-compact", "shard-depth", "cores", "liveness-extra"} {
 		if !slices.Contains(bfsOnly, name) {
 			t.Errorf("--%s is not marked bfs: (or --liveness:) in its help", name)
 		}
@@ -321,6 +323,17 @@ func TestBFSOnlyFlagsWithRandomSearch(t *testing.T) {
 		"--runs", "40", "--steps", "50", "--time", "1h", "--shard", "0/2", "--unexpected=false", "--workers", "2", "--quiet", "--out", t.TempDir())
 	if code == exitUsage {
 		t.Errorf("a random search with its own flags: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// --depth 3 makes runs of 3 actions: too short to find check-then-write's stale write.
+	random := []string{"search", "--variant", "check-then-write", "--runs", "300", "--quiet", "--json", "--out", t.TempDir()}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{{[]string{"--depth", "3"}, exitOK}, {[]string{"--depth", "60"}, exitViolation}, {[]string{"--depth", "60", "--steps", "60"}, exitViolation},
+		{[]string{"--depth", "60", "--steps", "30"}, exitUsage}} {
+		if code, stdout, stderr := explore(t, append(slices.Clone(random), tc.args...)...); code != tc.code {
+			t.Errorf("random search %v: exit %d, want %d\n%s%s", tc.args, code, tc.code, stdout, stderr)
+		}
 	}
 }
 
