@@ -2,56 +2,14 @@ package explore
 
 import (
 	"context"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
-
+	"github.com/fencecheck/fencecheck/lease/etcdcluster"
 	"github.com/fencecheck/fencecheck/lease/redisserver"
 )
-
-// startDefaultEtcd starts a one-member etcd at etcd's default timings (1s
-// election timeout: its minimum lease is 2s, as on a cluster of one's own),
-// closed when the test ends, and returns its client URL.
-func startDefaultEtcd(t *testing.T) string {
-	t.Helper()
-	spare := func() url.URL {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return url.URL{Scheme: "http", Host: ln.Addr().String()}
-	}
-	peer, client := spare(), spare()
-	cfg := embed.NewConfig()
-	cfg.Name, cfg.Dir = "default", t.TempDir()
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.InitialCluster = "default=" + peer.String()
-	cfg.UnsafeNoFsync = true
-	cfg.Logger = "zap"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenMetricsUrls = nil
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		t.Fatal(err)
-	case <-time.After(time.Minute):
-		t.Fatal("etcd not ready in a minute")
-	}
-	return client.String()
-}
 
 // startRedis starts a throwaway redis-server (installed first when missing,
 // as root), stopped when the test ends; without one the test fails.
@@ -78,7 +36,12 @@ func startRedis(t *testing.T) string {
 // ignored.
 func TestRealEndpointsChecked(t *testing.T) {
 	redisAddr := startRedis(t)
-	etcd := startDefaultEtcd(t)
+	defaults, err := etcdcluster.StartAt(context.Background(), t.TempDir(), 1, etcdcluster.Default) // a lease minimum of 2s, as on a cluster of one's own
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(defaults.Close)
+	etcd := defaults.Endpoints()[0]
 	etcdHostPort := strings.TrimPrefix(etcd, "http://")
 	for _, c := range []struct {
 		args []string

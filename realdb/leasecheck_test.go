@@ -4,56 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
-
 	"github.com/fencecheck/fencecheck/history"
 	leases "github.com/fencecheck/fencecheck/lease"
+	"github.com/fencecheck/fencecheck/lease/etcdcluster"
 )
-
-// startDefaultEtcd starts a one-member etcd at etcd's default timings (100ms
-// heartbeats, 1s election timeout: its minimum lease is then 2s, as on a
-// cluster of one's own), closed when the test ends, and returns its client
-// URL.
-func startDefaultEtcd(t *testing.T) string {
-	t.Helper()
-	spare := func() url.URL {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return url.URL{Scheme: "http", Host: ln.Addr().String()}
-	}
-	peer, client := spare(), spare()
-	cfg := embed.NewConfig()
-	cfg.Name, cfg.Dir = "default", t.TempDir()
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.InitialCluster = "default=" + peer.String()
-	cfg.UnsafeNoFsync = true
-	cfg.Logger = "zap"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenMetricsUrls = nil
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		t.Fatal(err)
-	case <-time.After(time.Minute):
-		t.Fatal("etcd not ready in a minute")
-	}
-	return client.String()
-}
 
 // TestCheckLeaseService: an endpoint where nothing answers, an address of
 // the wrong form, one of another service than the one named, extra Redis
@@ -66,7 +24,12 @@ func TestCheckLeaseService(t *testing.T) {
 	ctx := context.Background()
 	etcd := needEtcd(t).Endpoints()
 	redisAddr := needRedis(t)
-	defEtcd := startDefaultEtcd(t)
+	defaults, err := etcdcluster.StartAt(context.Background(), t.TempDir(), 1, etcdcluster.Default) // a lease minimum of 2s, as on a cluster of one's own
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(defaults.Close)
+	defEtcd := defaults.Endpoints()[0]
 	etcdHostPort := strings.TrimPrefix(etcd[0], "http://")
 	var ep *EndpointError
 	for _, c := range []struct {
@@ -104,7 +67,7 @@ func TestCheckLeaseService(t *testing.T) {
 	}
 	// etcd at its default timings grants 2s for 1s: the pauses of a run of
 	// 1s leases would never outlast them.
-	err := CheckLeaseService(ctx, Etcd, []string{defEtcd}, time.Second)
+	err = CheckLeaseService(ctx, Etcd, []string{defEtcd}, time.Second)
 	var te *TTLError
 	if !errors.As(err, &te) || te.Asked != time.Second || te.Granted != 2*time.Second || !strings.Contains(err.Error(), "2s") {
 		t.Errorf("etcd at default timings, ttl 1s: %v; want a TTLError granting 2s", err)

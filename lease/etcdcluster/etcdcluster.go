@@ -1,9 +1,9 @@
 // Package etcdcluster runs an etcd cluster inside this process (etcd's
 // embed package): n members on 127.0.0.1, on spare ports chosen when it
 // starts, with fast elections (10ms heartbeats, 100ms election timeout, so
-// that etcd's lease minimum is 1s) and no fsync. It is for tests and for
-// explore real: members can be stopped and restarted to make a leader go
-// away mid-run.
+// that etcd's lease minimum is 1s; or etcd's default timings, StartAt) and
+// no fsync. It is for tests and for explore real: members can be stopped
+// and restarted to make a leader go away mid-run.
 package etcdcluster
 
 import (
@@ -22,8 +22,21 @@ import (
 	"go.uber.org/zap"
 )
 
+// Timings are a cluster's heartbeat interval and election timeout, in
+// milliseconds; etcd's minimum lease is 1.5 election timeouts, rounded up
+// to whole seconds.
+type Timings struct{ TickMs, ElectionMs uint }
+
+// Fast is Start's timings: a lease minimum of 1s, elections in 100ms.
+var Fast = Timings{TickMs: 10, ElectionMs: 100}
+
+// Default is etcd's own default timings, as on a cluster of one's own: a
+// lease minimum of 2s.
+var Default = Timings{TickMs: 100, ElectionMs: 1000}
+
 // Cluster is a running embedded cluster.
 type Cluster struct {
+	timings Timings
 	dir     string
 	token   string
 	initial string
@@ -49,12 +62,17 @@ func spare() (url.URL, error) {
 }
 
 // Start starts n members (1 or 3 make sense) with their data under dir and
-// waits until they serve.
+// waits until they serve, with Fast timings.
 func Start(ctx context.Context, dir string, n int) (*Cluster, error) {
+	return StartAt(ctx, dir, n, Fast)
+}
+
+// StartAt is Start with the timings t.
+func StartAt(ctx context.Context, dir string, n int, t Timings) (*Cluster, error) {
 	if n < 1 {
 		return nil, errors.New("etcdcluster: need at least one member")
 	}
-	c := &Cluster{dir: dir, token: fmt.Sprintf("fencecheck-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	c := &Cluster{timings: t, dir: dir, token: fmt.Sprintf("fencecheck-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	var parts []string
 	for i := range n {
 		m := &member{name: fmt.Sprintf("etcd-%d", i+1)}
@@ -93,7 +111,7 @@ func (c *Cluster) config(m *member, state string) *embed.Config {
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{m.peer}, []url.URL{m.peer}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{m.client}, []url.URL{m.client}
 	cfg.InitialCluster, cfg.InitialClusterToken, cfg.ClusterState = c.initial, c.token, state
-	cfg.TickMs, cfg.ElectionMs = 10, 100
+	cfg.TickMs, cfg.ElectionMs = c.timings.TickMs, c.timings.ElectionMs
 	cfg.UnsafeNoFsync = true
 	cfg.Logger = "zap"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
