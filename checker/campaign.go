@@ -69,11 +69,14 @@ type VariantResult struct {
 	FaultRun int
 }
 
-// Expected reports whether the verdict is the one the variant expects.
-// A verdict that rests on a scene no run reached is not the expected one.
-// A variant not searched has no verdict, and none is the expected one.
+// Expected reports whether the verdict is the one the variant expects:
+// every violation it demands found, none it does not allow. A verdict that
+// rests on a scene no run reached stands all the same (the contract's), and
+// Vacuous says so: an expected violation not found is then unexpected, for
+// that reason (Problem). A variant not searched has no verdict, and none is
+// the expected one.
 func (r *VariantResult) Expected() bool {
-	return r.NotSearched == nil && r.Fault == nil && r.Expect.Matches(r.Violated) && r.Vacuous() == 0
+	return r.NotSearched == nil && r.Fault == nil && r.Expect.Matches(r.Violated)
 }
 
 // Problem says how the verdict differs from the expected one, or "".
@@ -86,11 +89,9 @@ func (r *VariantResult) Problem() string {
 			r.Fault.Cause, len(r.Fault.Actions), r.FaultRun, r.Variant.Name)
 	}
 	p := r.Expect.Unexpected(r.Violated)
-	if miss := r.Vacuous(); miss != 0 {
-		if p != "" {
-			p += "; "
-		}
-		p += "no run reached " + miss.String() + ", which the verdict depends on"
+	if miss := r.Vacuous(); miss != 0 && r.Expect.Missing(r.Violated) != 0 {
+		p += fmt.Sprintf(" (none of the %d random runs reached %s, which the verdict depends on: that is why; more runs or steps may reach it)",
+			r.Runs, miss)
 	}
 	return p
 }

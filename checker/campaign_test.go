@@ -24,6 +24,9 @@ func TestCampaignFindsEveryExpectedViolation(t *testing.T) {
 		if !r.Expected() {
 			t.Errorf("%s: %s", r.Variant.Name, r.Problem())
 		}
+		if miss := r.Vacuous(); miss != 0 {
+			t.Errorf("%s: no run of the default campaign reached %s, which the verdict depends on", r.Variant.Name, miss)
+		}
 		for _, f := range r.Findings {
 			t.Logf("%-20s %-22s first at run %4d (%v), shrunk to %d ops", r.Variant.Name, f.Invariant, f.FirstRun,
 				f.After.Round(1e6), len(f.Run.History("", 0, nil, "").Ops()))

@@ -106,8 +106,8 @@ func generate(t *testing.T) map[string][]byte {
 			found = append(found, fmt.Sprintf("%s (%d)", f.Invariant, len(f.Run.History("", 0, nil, "").Ops())))
 		}
 		fmt.Fprintf(&index, "| [%s](%s.md) | %s | %s | %s |\n", v.Name, v.Name, v.Summary, v.Expect.Describe(), orNothing(found))
-		if !r.Expected() {
-			t.Errorf("%s: %s", v.Name, r.Problem())
+		if !r.Expected() || r.Vacuous() != 0 {
+			t.Errorf("%s: %s (scenes never reached: %v)", v.Name, r.Problem(), r.Vacuous())
 		}
 		var page bytes.Buffer
 		fmt.Fprintf(&page, "# %s\n\n**What changes:** %s.\n\n**Expected to violate:** %s", v.Name, v.Summary, v.Expect.Describe())
