@@ -201,6 +201,7 @@ func TestNextWithCheckedDecisionsDoesNotAllocate(t *testing.T) {
 	}); allocs != 0 {
 		t.Fatalf("a restart allocates %.1f times", allocs)
 	}
+	acquires := 0
 	for seed := range uint64(20) {
 		run := walk(m, seed, 40, nil)
 		acts := m.Enabled(&run.State, nil)
@@ -212,6 +213,19 @@ func TestNextWithCheckedDecisionsDoesNotAllocate(t *testing.T) {
 		}); allocs != 0 {
 			t.Fatalf("Next allocates %.1f times per %d actions", allocs, len(acts))
 		}
+		// Enabled asks Answers and Valid at every age too (deliverable).
+		for _, msg := range run.State.Msgs[:run.State.NMsgs] {
+			if msg.Kind == AcquireReq {
+				acquires++
+			}
+		}
+		buf := make([]Action, 0, 256)
+		if allocs := testing.AllocsPerRun(20, func() { buf = m.Enabled(&run.State, buf[:0]) }); allocs != 0 {
+			t.Fatalf("Enabled allocates %.1f times", allocs)
+		}
+	}
+	if acquires == 0 {
+		t.Fatal("no walk ended with an acquire in flight: Enabled's checks of Valid were not tried")
 	}
 }
 
