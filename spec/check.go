@@ -467,6 +467,9 @@ func (c *resCtx) add(inv string, events []int, format string, args ...any) {
 		return
 	}
 	v := Violation{Invariant: inv, Resource: c.name, Message: fmt.Sprintf(format, args...)}
+	if (inv == FenceBeforeGrant || inv == LinearizableSink) && c.advancesUnrecorded() {
+		v.Message += noAdvanceNote
+	}
 	// Its place: after every violation with the same events and message
 	// (the stable order of sortViolations).
 	k := sort.Search(len(f.shown), func(k int) bool {
@@ -486,6 +489,20 @@ func (c *resCtx) add(inv string, events []int, format string, args ...any) {
 		f.shown = f.shown[:MaxPerResource]
 		f.omitted++
 	}
+}
+
+// noAdvanceNote ends the message of a fence-before-grant or
+// linearizable-sink violation on a resource whose history records no
+// advance. The verdict stands (a history that is not partial records every
+// advance, and its sink starts at fence 0), but a recorder that leaves the
+// advances out gets these violations on every grant and accepted write, and
+// the note tells its user why.
+const noAdvanceNote = "; the history records no advance of this resource, so its fence is 0 throughout (a history that is not partial records every advance: docs/history-format.md, \"Start\")"
+
+// advancesUnrecorded reports whether the resource's history is not partial
+// and has no advance operation: its fence is 0 throughout for the rules.
+func (c *resCtx) advancesUnrecorded() bool {
+	return !c.partial && !slices.ContainsFunc(c.ops, func(o op) bool { return o.kind == kAdvance })
 }
 
 // omit counts n violations of invariant inv that the report does not show:

@@ -574,3 +574,51 @@ func TestDuplicateMakesFailedWritesUnknown(t *testing.T) {
 	expect(t, ops)
 	expect(t, strings.Replace(ops, `"target":"w1"`, `"target":"w3"`, 1), LinearizableSink)
 }
+
+// TestUnrecordedAdvancesAreNamed: a history that records no advance of a
+// resource (a recorder that left them out) keeps its verdicts, and the
+// fence-before-grant and linearizable-sink messages say why; with one
+// advance recorded, the same grant and write are clean, and another
+// resource's advance does not count.
+func TestUnrecordedAdvancesAreNamed(t *testing.T) {
+	const head = `{"format":"fencecheck-history","version":1,"expect":[]}` + "\n"
+	const grantWrite = `
+{"time":1,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":100}}
+{"time":2,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":3,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":4,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written"}}
+`
+	const advance = `{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"%s","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"%s","value":{"token":1}}
+`
+	for _, c := range []struct {
+		name, jsonl string
+		noted       bool
+	}{
+		{"none recorded", head + grantWrite, true},
+		{"another resource's", head + strings.ReplaceAll(advance, "%s", "other") + grantWrite, true},
+		{"recorded", head + strings.ReplaceAll(advance, "%s", "job") + grantWrite, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rep Report
+			if c.noted {
+				rep = expect(t, c.jsonl, FenceBeforeGrant, LinearizableSink)
+			} else {
+				rep = expect(t, c.jsonl)
+			}
+			for _, v := range rep.Violations {
+				if !strings.HasSuffix(v.Message, noAdvanceNote) {
+					t.Errorf("%s: %q does not say the history records no advance", v.Invariant, v.Message)
+				}
+			}
+		})
+	}
+	// A recorded advance below the grant's token: violations, and no note.
+	rep := expect(t, head+strings.ReplaceAll(advance, "%s", "job")+strings.Replace(grantWrite, `"token":1}`, `"token":2}`, 1),
+		Fencing, FenceBeforeGrant)
+	for _, v := range rep.Violations {
+		if strings.Contains(v.Message, noAdvanceNote) {
+			t.Errorf("%s: %q names unrecorded advances, but one is recorded", v.Invariant, v.Message)
+		}
+	}
+}
