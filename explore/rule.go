@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/viz"
@@ -10,10 +11,15 @@ import (
 // fitRule states the boundary between the safe and the violated cells of
 // one invariant's grid as the simplest rule of the form a·X + b·Y ≥ c
 // (|a|, |b| ≤ 3) that separates them, or says the grid is all one verdict;
-// "" when a cell is incomplete, safe only within a random search's budget
-// (not a proof), or no such rule fits. It is what was found on the grid,
-// never a claim beyond it.
+// "" when a cell is incomplete or missing (a sweep or a merge that
+// stopped early), safe only within a random search's budget (not a proof),
+// or no such rule fits. It is what was found on the whole grid, never a
+// claim beyond it.
 func fitRule(g viz.SweepGrid, inv string) string {
+	if n := len(g.X.Values) * len(g.Y.Values); n == 0 ||
+		n != len(slices.DeleteFunc(slices.Clone(g.Cells), func(c viz.SweepCell) bool { return c.Invariant != inv })) {
+		return ""
+	}
 	var safe, bad [][2]int
 	for _, c := range g.Cells {
 		if c.Invariant != inv {

@@ -223,6 +223,13 @@ func TestFitRule(t *testing.T) {
 	if got := fitRule(g, "i"); got != "" {
 		t.Errorf("a grid with an incomplete cell got rule %q", got)
 	}
+	// A sweep stopped before its last cell: no rule, whatever the cells it
+	// has show.
+	g = grid(func(x, y int) bool { return x >= 1 })
+	g.Cells = g.Cells[:len(g.Cells)-1]
+	if got := fitRule(g, "i"); got != "" {
+		t.Errorf("a grid with a missing cell got rule %q", got)
+	}
 	g = grid(func(x, y int) bool { return x > y })
 	g.Cells[4].Proof = false // safe within a random search's budget: ✓?
 	if got := fitRule(g, "i"); got != "" {
