@@ -497,6 +497,13 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 			}
 		}
 		code = pf.exit(code)
+		unchecked := "" // why the progress check asked for gave no verdict
+		if complete {
+			unchecked = pf.unchecked()
+		}
+		if unchecked != "" { // the search is not done: not a pass
+			summary["complete"], summary["stopped"] = false, "progress not checked: "+unchecked
+		}
 		if *jsonOut {
 			if err := writeJSON(stdout, summary); err != nil {
 				return 0, err
@@ -513,10 +520,14 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		if *unexpected {
 			what = "no unexpected violation found"
 		}
-		if code == exitViolation { // the progress check failed (above)
+		switch {
+		case code == exitViolation: // the progress check failed (above)
 			fails = ", but progress fails"
+		case unchecked != "":
+			what, fails = "incomplete: "+what, ", but progress was not checked (above)"
 		}
 		if vacuous != 0 && *mode == "bfs" {
+			what = strings.TrimPrefix(what, "incomplete: ")
 			fmt.Fprintf(stdout, "%s: incomplete: %s%s (%s, %s), and the search never reached %s, which the verdict depends on\n",
 				v.Name, what, fails, howFar, elapsed.Round(time.Millisecond), vacuous)
 			return code, reported(code, liveErr)

@@ -419,6 +419,15 @@ func (p *proof) exit(code int) int {
 	return code
 }
 
+// unchecked is why the progress check asked for gave no verdict; "" when
+// it gave one or was not asked for.
+func (p *proof) unchecked() string {
+	if p == nil || p.Progress == nil || p.Progress.Checked {
+		return ""
+	}
+	return p.Progress.Reason
+}
+
 // liveness is the --liveness flags of explore search.
 type liveness struct {
 	on        bool

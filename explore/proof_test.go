@@ -408,14 +408,22 @@ func TestLivenessNotChecked(t *testing.T) {
 		{[]string{"--max-memory", "16MiB"}, "--max-memory 16MiB reached"}, // the search needs less, the check more
 	} {
 		code, stdout, _ := explore(t, append(base, c.extra...)...)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
 		if code != exitIncomplete || !strings.Contains(stdout, "progress not checked: ") || !strings.Contains(stdout, c.reason) ||
-			strings.Contains(stdout, "progress holds") {
-			t.Errorf("%v: exit %d, want 3 and not checked (%s)\n%s", c.extra, code, c.reason, stdout)
+			strings.Contains(stdout, "progress holds") || !strings.HasPrefix(lines[len(lines)-1], "reference: incomplete") {
+			t.Errorf("%v: exit %d, want 3, not checked (%s) and a last line saying incomplete\n%s", c.extra, code, c.reason, stdout)
 		}
 		code, stdout, _ = explore(t, append(append(base, c.extra...), "--json")...)
 		p := decodeProof(t, stdout).Proof.Progress
 		if code != exitIncomplete || p == nil || p.Checked || p.Holds || !strings.Contains(p.Reason, c.reason) {
 			t.Errorf("%v --json: exit %d, progress %+v", c.extra, code, p)
+		}
+		var top struct {
+			Complete *bool  `json:"complete"`
+			Stopped  string `json:"stopped"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &top); err != nil || top.Complete == nil || *top.Complete || top.Stopped == "" {
+			t.Errorf("%v --json: \"complete\" %v, \"stopped\" %q; want false and a cause (%v)", c.extra, top.Complete, top.Stopped, err)
 		}
 	}
 }
