@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fencecheck/fencecheck/checker"
@@ -173,15 +174,18 @@ func init() {
 
 // Main runs the explore command line on args (os.Args: the program name
 // first) with the built-in variants and the caller's own, and returns the
-// exit status of the contract. An interrupt (Ctrl-C) stops a long search,
-// which then reports how far it got (incomplete, exit status 3); a second
-// one ends the program at once.
+// exit status of the contract. An interrupt (Ctrl-C) or a SIGTERM stops a
+// long search, which then reports how far it got (incomplete, exit status
+// 3); a second one ends the program at once, unless it comes within
+// signalGrace of the first (timeout(1) and a shell's job control send one
+// signal to the process and another to its group).
 func Main(args []string, own ...spec.Variant) int {
 	realdb.MaybeRunWorker() // a process worker of explore real runs this binary again
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() { // after the first Ctrl-C, which ends the search, a second one kills
+	go func() { // after the first signal, which ends the search, a later one kills
 		<-ctx.Done()
+		time.Sleep(signalGrace)
 		stop()
 	}()
 	cat := append(designs.All(), own...)
@@ -191,6 +195,10 @@ func Main(args []string, own ...spec.Variant) int {
 	}
 	return run(ctx, args[1:], os.Stdout, os.Stderr, cat)
 }
+
+// signalGrace is how long after the first interrupt a second one is still
+// taken as the same (see Main).
+const signalGrace = time.Second
 
 // catalogueError says what is wrong with a catalogue of variants, or is
 // nil: a name empty, taken twice (a design of a user's named as a built-in
