@@ -202,6 +202,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 		if !complete {
 			o["stopped"] = campaignStop(ctx, notSearched, nothing)
 		}
+		if saveErr != nil { // "ok" is the verdicts'; the files are what did not go well
+			o["saveError"] = saveErr.Error()
+		}
 		if err := writeJSON(stdout, o); err != nil {
 			return 0, err
 		}

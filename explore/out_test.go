@@ -139,6 +139,14 @@ func TestReportedAfterResult(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stdout, "as expected") || !strings.Contains(stderr, "not saved (under --out)") {
 		t.Errorf("campaign: exit %d, stdout %q, stderr %q; want the matrix as expected, then the error and 2", code, stdout, stderr)
 	}
+	code, stdout, _ = exploreWith(t, []spec.Variant{gbf}, "--runs", "2000", "--quiet", "--out", out, "--json")
+	var c struct {
+		OK        bool   `json:"ok"`
+		SaveError string `json:"saveError"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil || code != exitUsage || !c.OK || !strings.Contains(c.SaveError, "not saved (under --out)") {
+		t.Errorf("campaign --json: exit %d, %v, stdout %q; want 2, the verdicts ok and saveError", code, err, stdout)
+	}
 	if reported(exitViolation, nil) != nil {
 		t.Error("reported(1, nil) is not nil")
 	}

@@ -151,17 +151,26 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	}
 	cfg.Out = dir
 
-	svc, err := startService(ctx, cfg.Lease, *endpoints)
-	if err != nil {
-		return 0, err
+	var res realdb.Result
+	svc, runErr := startService(ctx, cfg.Lease, *endpoints)
+	switch {
+	case runErr != nil && ctx.Err() == nil: // the service could not start: nothing was run
+		os.Remove(dir)
+		return 0, runErr
+	case runErr == nil:
+		defer svc.close()
+		cfg.LeaseEndpoints = svc.endpoints
+		if *fault != faultNone {
+			cfg.Faults = svc.faults(*fault, cfg)
+		}
+		res, runErr = realdb.Run(ctx, cfg)
+	} // else interrupted while the service started: incomplete, no run done
+	done := 0 // the runs that ran to their end
+	for _, r := range res.Runs {
+		if r.Err == nil {
+			done++
+		}
 	}
-	defer svc.close()
-	cfg.LeaseEndpoints = svc.endpoints
-	if *fault != faultNone {
-		cfg.Faults = svc.faults(*fault, cfg)
-	}
-
-	res, runErr := realdb.Run(ctx, cfg)
 	code := exitOK
 	var files []string
 	var saveErr error     // the first history not saved
@@ -197,7 +206,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	// database gone) is incomplete, not an error, once a run has started:
 	// what was recorded was checked. One that could not start at all
 	// (a bad --dsn) is an error.
-	if runErr != nil && len(res.Runs) == 0 && ctx.Err() == nil {
+	if runErr != nil && len(res.Runs) == 0 && ctx.Err() == nil && !errors.Is(runErr, realdb.ErrRunTimeout) {
 		return 0, runErr
 	}
 	// A run whose check ran out of time has no verdict on what it did not
@@ -206,12 +215,15 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		code = exitIncomplete
 	}
 	if *jsonOut {
-		j := map[string]any{"lease": cfg.Lease, "db": cfg.DB, "sink": cfg.Sink, "fault": *fault, "runs": len(res.Runs),
+		j := map[string]any{"lease": cfg.Lease, "db": cfg.DB, "sink": cfg.Sink, "fault": *fault, "runs": done,
 			"budget": cfg.Runs, "complete": runErr == nil && res.Unknown == 0,
 			"caught": res.Caught, "firstCaught": res.FirstCaught, "unknown": res.Unknown, "unknownRuns": nonNil(unknownRuns),
 			"caughtBy": byInvariant, "elapsed": res.Elapsed.String(), "folder": dir, "files": nonNil(files)}
 		if runErr != nil {
 			j["error"], j["stopped"] = runErr.Error(), realStopCause(ctx, runErr, cfg.RunTimeout)
+		}
+		if saveErr != nil {
+			j["saveError"] = saveErr.Error()
 		}
 		if err := writeJSON(stdout, j); err != nil {
 			return 0, err
@@ -261,12 +273,6 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 		}
 		fmt.Fprintf(stdout, "error: %v\n", runErr)
 		if code == exitIncomplete {
-			done := 0
-			for _, r := range res.Runs {
-				if r.Err == nil {
-					done++
-				}
-			}
 			fmt.Fprintf(stdout, "incomplete: %d of %d runs done (%s)%s; no violation found so far\n", done, cfg.Runs,
 				realStopCause(ctx, runErr, cfg.RunTimeout), notChecked(res.Unknown))
 		}

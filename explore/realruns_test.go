@@ -44,12 +44,17 @@ func TestRealRunNumbersAgree(t *testing.T) {
 
 // TestRealInterruptedIsIncomplete: a real campaign cut short by an interrupt
 // (a cancelled context, as Ctrl-C gives) ends as incomplete, exit 3, in text
-// and in JSON, never as a pass or an input error.
+// and in JSON, never as a pass or an input error; so does one interrupted
+// while its embedded etcd starts.
 func TestRealInterruptedIsIncomplete(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, jsonOut := range []bool{false, true} {
-		args := []string{"real", "--lease", "builtin", "--sink", "atomic", "--runs", "5", "--out", t.TempDir()}
+	for _, c := range []struct {
+		lease   string
+		jsonOut bool
+	}{{"builtin", false}, {"builtin", true}, {"etcd", true}} { // etcd takes seconds to close a member not yet ready
+		jsonOut := c.jsonOut
+		args := []string{"real", "--lease", c.lease, "--sink", "atomic", "--runs", "5", "--out", t.TempDir()}
 		if jsonOut {
 			args = append(args, "--json")
 		}
@@ -68,8 +73,9 @@ func TestRealInterruptedIsIncomplete(t *testing.T) {
 			Complete *bool  `json:"complete"`
 			Stopped  string `json:"stopped"`
 			Budget   int    `json:"budget"`
+			Runs     int    `json:"runs"`
 		}
-		if err := json.Unmarshal([]byte(out.String()), &v); err != nil || v.Complete == nil || *v.Complete || v.Stopped != "interrupted" || v.Budget != 5 {
+		if err := json.Unmarshal([]byte(out.String()), &v); err != nil || v.Complete == nil || *v.Complete || v.Stopped != "interrupted" || v.Budget != 5 || v.Runs != 0 {
 			t.Errorf("json ending %+v (%v):\n%s", v, err, out.String())
 		}
 	}
@@ -184,5 +190,19 @@ func TestRealRunTimeout(t *testing.T) {
 	if code != exitIncomplete || !strings.Contains(stdout, "--run-timeout 300ms") || !strings.Contains(stdout, "time limit of 300ms") ||
 		strings.Contains(stdout, "machinery") || strings.Contains(stdout, "deadline exceeded") {
 		t.Fatalf("exit %d, want 3 naming --run-timeout 300ms\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = explore(t, "real", "--run-timeout", "300ms", "--ttl", "100ms", "--pause", "1", "--tasks", "50",
+		"--runs", "2", "--out", t.TempDir(), "--json")
+	var v struct {
+		Runs int `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil || code != exitIncomplete || v.Runs != 0 {
+		t.Fatalf("--json: exit %d, %v, runs %d; want 3 and no run counted done (the first ended early)\n%s", code, err, v.Runs, stdout)
+	}
+	// Reached while the run's sink was still being made: the same ending,
+	// not an error of a run that "could not start".
+	code, stdout, stderr = explore(t, "real", "--run-timeout", "1ns", "--runs", "2", "--out", t.TempDir())
+	if code != exitIncomplete || !strings.Contains(stdout, "--run-timeout 1ns") {
+		t.Fatalf("--run-timeout 1ns: exit %d, want 3 naming it\n%s%s", code, stdout, stderr)
 	}
 }

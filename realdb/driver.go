@@ -292,6 +292,11 @@ func runOnce(ctx context.Context, cfg Config, run int, dir string) (out RunResul
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.RunTimeout,
 		fmt.Errorf("%w of %v", ErrRunTimeout, cfg.RunTimeout))
 	defer cancel()
+	defer func() { // a setup step cut by the time limit or an interrupt says so (ErrRunTimeout)
+		if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+	}()
 
 	sc := SinkConfig{DB: cfg.DB, Kind: cfg.Sink}
 	switch cfg.DB {
