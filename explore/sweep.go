@@ -19,6 +19,7 @@ import (
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 	"github.com/fencecheck/fencecheck/viz"
+	"github.com/google/renameio/v2"
 )
 
 // axis is one swept parameter: a design's (spec.Param) or the
@@ -432,7 +433,7 @@ func writeHeatmap(dir string, g viz.SweepGrid) (string, error) {
 		err = os.MkdirAll(dir, 0o755)
 	}
 	if err == nil {
-		err = os.WriteFile(path, b.Bytes(), 0o644)
+		err = renameio.WriteFile(path, b.Bytes(), 0o644)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s not saved (under --out): %w", path, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/spec"
 	"github.com/fencecheck/fencecheck/viz"
+	"github.com/google/renameio/v2"
 )
 
 func isTerminal(f *os.File) bool {
@@ -417,7 +418,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 		return 0, err
 	}
 	if *out != "" {
-		if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+		if err := renameio.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 			return 0, usagef("-o %s: not written: %v", *out, bare(err))
 		}
 	}
@@ -476,7 +477,7 @@ func save(dir, base string, h *history.History, cat []spec.Variant) (string, err
 	if err := history.Encode(&b, h); err != nil {
 		return notSaved(path, err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := renameio.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return notSaved(path, err)
 	}
 	var page bytes.Buffer
@@ -484,7 +485,7 @@ func save(dir, base string, h *history.History, cat []spec.Variant) (string, err
 	if err := viz.HTML(&page, h, viz.Options{Title: base, Violations: checker.Highlights(h, cat)}); err != nil {
 		return notSaved(pagePath, err)
 	}
-	if err := os.WriteFile(pagePath, page.Bytes(), 0o644); err != nil {
+	if err := renameio.WriteFile(pagePath, page.Bytes(), 0o644); err != nil {
 		return notSaved(pagePath, err)
 	}
 	return path, nil
@@ -567,7 +568,7 @@ func porcupinePages(h *history.History, vs []spec.Violation, base, read string) 
 		if read != "-" && sameFile(path, read) {
 			return nil, usagef("-o %s: its page %s would overwrite the history read", base+".html", path)
 		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if err := renameio.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			return nil, usagef("-o %s: its porcupine page %s not written: %v", base+".html", path, bare(err))
 		}
 		href := (&url.URL{Path: filepath.Base(path)}).String() // a # or ? in OUT's name is part of the file's
