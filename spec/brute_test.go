@@ -1017,7 +1017,7 @@ func (b *brute) resourceIndependence() bool {
 				if e.it.op >= 0 {
 					o := b.ops[e.it.op]
 					v = o.in
-					if o.apply >= 0 {
+					if o.apply >= 0 && o.av.HasFence { // the apply's reported fence, else its completion's
 						rep = o.av.HasFence
 						v.Fence = o.av.Fence
 					} else {
@@ -1104,6 +1104,9 @@ func (b *brute) linearizableSink() bool {
 			if o.apply >= 0 {
 				s.known, s.call, s.ret = true, 2*int64(o.apply), 2*int64(o.apply)+1
 				s.out = o.av
+				if !s.out.HasFence { // the apply's reported fence, else its completion's
+					s.out.Fence, s.out.HasFence = o.out.Fence, o.out.HasFence
+				}
 				ops = append(ops, s)
 				continue
 			}

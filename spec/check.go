@@ -397,6 +397,16 @@ func (c *resCtx) out(i int) *history.Value {
 	return &c.h.Events[c.ops[i].end].Value
 }
 
+// reportedFence is the fence the sink reported for write i, which apply a
+// decided: the apply's value.fence, else its completion's.
+func (c *resCtx) reportedFence(i int, a apply) (int64, bool) {
+	if a.v.HasFence {
+		return a.v.Fence, true
+	}
+	ov := c.out(i)
+	return ov.Fence, ov.HasFence
+}
+
 // invTime and endTime return the times of op i's invoke and completion.
 func (c *resCtx) invTime(i int) int64 { return c.h.Events[c.ops[i].inv].Time }
 func (c *resCtx) endTime(i int) int64 { return c.h.Events[c.ops[i].end].Time }

@@ -283,7 +283,8 @@ func (c *resCtx) checkResourceIndependence() {
 		}
 		if k, ok := c.applyOf[i]; ok {
 			if a := c.applies[k]; !a.taken && a.v.Error == history.Fenced {
-				rs = append(rs, rejected{i, a.line, a.line, a.v.Fence, a.v.HasFence, append(c.events(i), a.line)})
+				fence, has := c.reportedFence(i, a)
+				rs = append(rs, rejected{i, a.line, a.line, fence, has, append(c.events(i), a.line)})
 			}
 			continue
 		}

@@ -622,3 +622,29 @@ func TestUnrecordedAdvancesAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyWithoutFenceUsesTheCompletions: a write's reported fence is its
+// apply's value.fence, else its completion's, for every rule alike: an
+// apply line that names no fence does not hide the completion's from
+// linearizable-sink (a fence of 2 reported for a write of token 1 accepted
+// under fence 1) nor from resource-independence (a rejection under a
+// reported fence 0 is not one under the fence 1 the advance set).
+func TestApplyWithoutFenceUsesTheCompletions(t *testing.T) {
+	const head = `{"format":"fencecheck-history","version":1,"expect":[]}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+`
+	expect(t, head+`{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":2,"process":"sink","type":"info","f":"apply","resource":"job","value":{"writer":"w1","token":1,"resultId":"r","payload":"a","outcome":"written"}}
+{"time":3,"process":"w1","type":"ok","f":"write","resource":"job","value":{"outcome":"written","fence":2}}
+`, Fencing, LinearizableSink)
+	expect(t, `{"format":"fencecheck-history","version":1,"expect":[]}
+{"time":0,"process":"w1","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":100}}
+{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w1","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":1,"process":"w1","type":"invoke","f":"write","resource":"job","value":{"token":1,"resultId":"r","payload":"a"}}
+{"time":2,"process":"sink","type":"info","f":"apply","resource":"job","value":{"writer":"w1","token":1,"resultId":"r","payload":"a","error":"fenced"}}
+{"time":2,"process":"w1","type":"fail","f":"write","resource":"job","value":{"error":"fenced","fence":0}}
+`, LinearizableSink)
+}

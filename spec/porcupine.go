@@ -603,7 +603,8 @@ func (c *resCtx) sinkOperations(endToEnd bool, cut int) []porcupine.Operation {
 			switch {
 			case isPinned && res.Known:
 				call, ret = 2*int64(a.line), 2*int64(a.line)+1
-				res.Outcome, res.Error, res.Fence, res.HasFence = a.v.Outcome, a.v.Error, a.v.Fence, a.v.HasFence
+				res.Outcome, res.Error = a.v.Outcome, a.v.Error
+				res.Fence, res.HasFence = c.reportedFence(i, a)
 				meta.end = a.line
 			case res.Known:
 				ov := c.out(i)
