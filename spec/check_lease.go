@@ -682,7 +682,9 @@ func (c *resCtx) checkRenewValidity() {
 //     grant of t to o/n (if any), was ok before R's invoke: whatever the
 //     lease was, it was not o/n's t at R;
 //   - two leases: the latest ok renew R2 of another lease (token or holder)
-//     invoked before R, when no grant of either lease has its ok line after
+//     invoked before R, when R's lease has a grant in the window (else a
+//     request under way at the cut may have granted it anywhere in it),
+//     no grant of either lease has its ok line after
 //     the invoke of R2 and no wild acquire of either holder was invoked
 //     before the later of their ok lines: no grant can have handed the
 //     coordinator's lease from one to the other between their effects, so
@@ -741,8 +743,11 @@ func (c *resCtx) renewValidityPartial(byHolder map[holderTok][]int, firstWild ma
 		if released || prev < 0 {
 			continue
 		}
+		// R's lease with no grant in the window may have been granted
+		// anywhere in it: by a request under way at the cut, whose
+		// completion the window leaves out.
 		pk, p := leaseOf(prev), c.ops[prev]
-		if end := max(p.end, o.end); wildBefore(pk, end) || wildBefore(k, end) || okOf(k) > p.inv || okOf(pk) > p.inv {
+		if end := max(p.end, o.end); wildBefore(pk, end) || wildBefore(k, end) || okOf(k) == beforeFirst || okOf(k) > p.inv || okOf(pk) > p.inv {
 			continue
 		}
 		c.add(RenewValidity, append(c.events(prev), rev...),

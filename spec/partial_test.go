@@ -68,22 +68,23 @@ func TestPartialWindowReplay(t *testing.T) {
 {"time":22,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
 `)
 	// Tokens 3 and 4, granted before the first event, both renewed: both
-	// valid during [22, 30); and one of the two renews was accepted for a
-	// lease that was not the coordinator's (no grant can have come between).
+	// valid during [22, 30). Not renew-validity: a request under way at
+	// the first event (its completion left out of the window) may have
+	// granted token 4 between the two renews (TestPartialWindowHiddenGrant).
 	renews := `{"time":20,"process":"w1","type":"invoke","f":"renew","resource":"job","value":{"owner":"w1","incarnation":1,"token":3,"ttl":10}}
 {"time":20,"process":"w1","type":"ok","f":"renew","resource":"job","value":{}}
 {"time":22,"process":"w9","type":"invoke","f":"renew","resource":"job","value":{"owner":"w9","incarnation":1,"token":4,"ttl":10}}
 {"time":22,"process":"w9","type":"ok","f":"renew","resource":"job","value":{}}
 `
-	expect(t, partialHeader+renews, ExclusiveLease, RenewValidity)
-	// But a request that only failed in a partial history may have been
+	expect(t, partialHeader+renews, ExclusiveLease)
+	// A request that only failed in a partial history may have been
 	// attempted before the first event too, and that attempt (its outcome
 	// unknown) may take effect at any instant: as a wild acquire in the
-	// history, it may have granted token 3 or 4 again, for a short ttl (to
-	// w2, which makes neither renew valid).
+	// history, it may have granted token 3 or 4 again, for a short ttl, so
+	// that neither lease certainly outlived it.
 	expect(t, partialHeader+`{"time":19,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
 {"time":19,"process":"w2","type":"fail","f":"acquire","resource":"job","value":{"error":"held"}}
-`+renews, RenewValidity)
+`+renews)
 }
 
 // windowOf returns the partial history of h's events from position k on:
@@ -226,4 +227,44 @@ func attemptedBefore(h *history.History, k int) bool {
 		}
 	}
 	return len(after) > 0
+}
+
+// hiddenGrant is a correct history: w3 holds token 1 and renews it at 6;
+// w2's acquire, invoked at 3, is granted token 2 at 12 and renewed at 14.
+// Its window from the renew at 6 on leaves the acquire out (its invoke is
+// before the cut), so the grant of token 2 shows in no line of it.
+const hiddenGrantBefore = `{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":0,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":1}}
+{"time":0,"process":"w3","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w3","incarnation":1,"requestId":"a1","ttl":8}}
+{"time":1,"process":"w3","type":"ok","f":"acquire","resource":"job","value":{"token":1}}
+{"time":3,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
+`
+
+const hiddenGrantWindow = `{"time":6,"process":"w3","type":"invoke","f":"renew","resource":"job","value":{"owner":"w3","incarnation":1,"token":1,"ttl":3}}
+{"time":6,"process":"w3","type":"ok","f":"renew","resource":"job","value":{}}
+{"time":12,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":12,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+`
+
+const hiddenGrantAfter = `{"time":14,"process":"w2","type":"invoke","f":"renew","resource":"job","value":{"owner":"w2","incarnation":1,"token":2,"ttl":10}}
+{"time":14,"process":"w2","type":"ok","f":"renew","resource":"job","value":{}}
+`
+
+// TestPartialWindowHiddenGrant: renew-validity's rule 5 (two leases both
+// renewed with no grant between) does not fire on a lease whose grant the
+// window does not show: a request under way at the cut may have granted it
+// anywhere in the window. With the grant in the window before the first
+// renew, the rule still fires.
+func TestPartialWindowHiddenGrant(t *testing.T) {
+	const grant = `{"time":12,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}` + "\n"
+	expect(t, "{\"format\":\"fencecheck-history\",\"version\":1}\n"+hiddenGrantBefore+hiddenGrantWindow+grant+hiddenGrantAfter)
+	expect(t, partialHeader+hiddenGrantWindow+hiddenGrantAfter)
+	// The grant of token 2 shown in the window, before w3's renew: w3's
+	// renew at 6 and w2's at 14 cannot both be of the coordinator's lease.
+	shown := `{"time":5,"process":"w2","type":"invoke","f":"acquire","resource":"job","value":{"owner":"w2","incarnation":1,"requestId":"b1","ttl":10}}
+{"time":5,"process":"coordinator","type":"invoke","f":"advance","resource":"job","value":{}}
+{"time":5,"process":"coordinator","type":"ok","f":"advance","resource":"job","value":{"token":2}}
+{"time":5,"process":"w2","type":"ok","f":"acquire","resource":"job","value":{"token":2}}
+`
+	expect(t, partialHeader+shown+hiddenGrantWindow[:strings.Index(hiddenGrantWindow, `{"time":12`)]+hiddenGrantAfter, RenewValidity)
 }
