@@ -75,17 +75,18 @@ type ProgressResult struct {
 	Err error
 }
 
-// isFault reports whether an action of kind k is a fault: something the
-// environment does to the protocol (lose, duplicate or forge a message,
-// crash, restart, pause a process, set a clock), not a step the protocol
-// itself or the passing of time takes. Resume is not a fault: it ends one.
-func isFault(k model.Kind) bool {
-	switch k {
+// isFault reports whether a is a fault: something the environment does to
+// the protocol (lose, duplicate or forge a message, crash, restart, pause a
+// process — a write held between its check and its send is such a pause —,
+// set a clock), not a step the protocol itself or the passing of time
+// takes. Resume is not a fault: it ends one.
+func isFault(a model.Action) bool {
+	switch a.Kind {
 	case model.Drop, model.Duplicate, model.Crash, model.Restart, model.SinkCrash,
 		model.Forge, model.SetClock, model.Pause:
 		return true
 	}
-	return false
+	return a.Kind == model.Write && a.Hold
 }
 
 // committed reports whether every task of m has a result at the sink in s
@@ -446,7 +447,7 @@ func fixpoint(big *model.Machine, sym model.Symmetry, reach *stateKeys, lim *pro
 		}
 		buf = big.Enabled(&s, buf[:0])
 		for _, a := range buf {
-			if isFault(a.Kind) {
+			if isFault(a) {
 				continue
 			}
 			t := s
@@ -548,7 +549,7 @@ func search(big *model.Machine, sym model.Symmetry, reach *stateKeys, lim *progr
 		var out []model.State
 		for rank := 0; rank <= 5; rank++ {
 			for _, a := range buf {
-				if !isFault(a.Kind) && progressRank(a.Kind) == rank {
+				if !isFault(a) && progressRank(a.Kind) == rank {
 					t := s
 					big.Next(&t, &a)
 					out = append(out, t)

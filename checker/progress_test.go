@@ -92,6 +92,21 @@ func TestProgressRejectAll(t *testing.T) {
 	replayStuck(t, m, r.Witness, 1)
 }
 
+// TestProgressHeldWriteIsAPause: a write held between its worker's check
+// and its send is a pause, a fault, so a design that commits only through
+// one is stuck in the initial state; only the states where a write is
+// already held can commit (resuming it is not a fault).
+func TestProgressHeldWriteIsAPause(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 1, InFlight: 1, Delay: 1}
+	m := newMachine(t, c, stuck.OnlyWhenHeld)
+	r := Progress(context.Background(), m, ProgressOptions{Extra: 1, MaxStates: progressLimit})
+	t.Logf("%d of %d states stuck", r.Stuck, r.States)
+	if r.Err != nil || !r.Complete || r.Stuck == 0 || r.Witness == nil || len(r.Witness) != 0 {
+		t.Fatalf("%d of %d states stuck, witness %v (err %v, complete %v); want the initial state stuck",
+			r.Stuck, r.States, r.Witness, r.Err, r.Complete)
+	}
+}
+
 // TestProgressWitnessDeep: a design stuck only after a takeover gets a
 // non-empty shortest witness that replays to a stuck state.
 func TestProgressWitnessDeep(t *testing.T) {
@@ -314,7 +329,7 @@ func TestProgressExtendedValid(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, a := range m.Enabled(&s, nil) {
-			if isFault(a.Kind) {
+			if isFault(a) {
 				continue
 			}
 			if !g.big.IsEnabled(&s, a) {

@@ -18,3 +18,29 @@ var FirstGrantOnly = model.Design{Check: func(v model.SinkView, w model.Msg) uin
 	}
 	return model.RefCheck(v, w)
 }}
+
+// OnlyWhenHeld is a design whose writes commit only when their worker
+// pauses between its check and its send (a held write, with a delay of at
+// least 1): the sink takes a write only once its own timer, armed at each
+// advance for ttl+3 ticks, has run out, and a worker decides to write only
+// while its own timer, armed at the grant's reply for ttl ticks, runs.
+// Without a pause every write reaches the sink too early.
+var OnlyWhenHeld = model.Design{
+	OnReply: func(u model.Regs, op uint8, rep model.Msg, ttl int) model.Regs {
+		if op == model.OpAcquire && rep.Code == model.RepOK {
+			u.T = model.Clamp(ttl)
+		}
+		return u
+	},
+	MayWrite:  func(u model.Regs) bool { return u.T > 0 },
+	OnAdvance: func(u model.Regs, ttl int) model.Regs { u.T = model.Clamp(ttl + 3); return u },
+	Check: func(v model.SinkView, w model.Msg) uint8 {
+		if w.Token != v.Fence {
+			return model.RepFenced
+		}
+		if v.U.T >= 0 {
+			return model.RepExpired
+		}
+		return model.RepOK
+	},
+}
