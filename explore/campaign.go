@@ -368,6 +368,9 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	if err != nil {
 		return 0, usageError{err}
 	}
+	if err := live.machine(m); err != nil {
+		return 0, err
+	}
 	meter := newMeter(envOf(ctx), *quiet)
 	start := time.Now()
 	var run *model.Run
@@ -399,9 +402,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 		summary["bfs"] = res
 		pf = newProof(m, v, opt, res, *invID)
 		if live.on {
-			if pf.Progress, err = live.check(ctx, m, v, res, opt.Symmetry, uint64(*memBudget), *seed, *out, cat); err != nil {
-				return 0, err
-			}
+			pf.Progress = live.check(ctx, m, v, res, opt.Symmetry, uint64(*memBudget), *seed, *out, cat)
 		}
 		summary["proof"] = pf
 		resume = resumeCommand(fs, res, opt.Checkpoint)
@@ -565,7 +566,7 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	}
 	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) %s\n",
 		v.Name, inv, len(h.Ops()), len(run.Actions), where)
-	printTrace(stdout, run, h, cat)
+	printTrace(stdout, "counterexample", run, h, cat)
 	return exitViolation, reported(exitViolation, errors.Join(saveErr, liveErr))
 }
 
@@ -852,9 +853,10 @@ func printBFSStopped(w io.Writer, res checker.BFSResult, v spec.Variant, cause s
 	}
 }
 
-// printTrace prints a counterexample for a person (see viz.Trace).
-func printTrace(w io.Writer, run *model.Run, h *history.History, cat []spec.Variant) {
-	fmt.Fprintf(w, "\ncounterexample, step by step (%d steps, %d events):\n", len(run.Actions), len(h.Events))
+// printTrace prints a run for a person (see viz.Trace), headed by what it
+// is: a counterexample, or a progress witness.
+func printTrace(w io.Writer, what string, run *model.Run, h *history.History, cat []spec.Variant) {
+	fmt.Fprintf(w, "\n%s, step by step (%d steps, %d events):\n", what, len(run.Actions), len(h.Events))
 	viz.Trace(w, run, checker.Highlights(h, cat))
 }
 

@@ -458,6 +458,20 @@ func (l *liveness) validate(mode string, shard checker.Shard) error {
 	return nil
 }
 
+// machine refuses, before any search, a --liveness whose progress check
+// could not build its machine (m's budgets raised by --liveness-extra):
+// found after the search, it would have cost the search's result.
+func (l *liveness) machine(m *model.Machine) error {
+	if !l.on {
+		return nil
+	}
+	c := checker.ExtendedConfig(m.Config, l.extra)
+	if _, err := model.New(c, m.Design); err != nil {
+		return usagef("--liveness-extra %d: the progress check runs with ops %d and grants %d, and then %v", l.extra, c.Ops, c.Grants, err)
+	}
+	return nil
+}
+
 // progressReport is the verdict of --liveness: the "progress" object of the
 // proof.
 type progressReport struct {
@@ -541,7 +555,7 @@ const largerTries = 3
 
 // tryLarger judges s, a failure's stuck state, with budgets larger than
 // --liveness-extra (see larger).
-func (l *liveness) tryLarger(ctx context.Context, m *model.Machine, s *model.State, sym model.Symmetry, maxMemory uint64) ([]larger, error) {
+func (l *liveness) tryLarger(ctx context.Context, m *model.Machine, s *model.State, sym model.Symmetry, maxMemory uint64) []larger {
 	var tries []larger
 	last := checker.ExtendedConfig(m.Config, l.extra)
 	for e := l.extra + 1; e <= l.extra+largerTries; e++ {
@@ -552,18 +566,18 @@ func (l *liveness) tryLarger(ctx context.Context, m *model.Machine, s *model.Sta
 		last = c
 		commits, stopped, err := checker.CanCommit(ctx, m, s, checker.ProgressOptions{Extra: e, MaxStates: l.maxStates,
 			MaxMemory: maxMemory, Symmetry: sym})
-		if err != nil {
-			return nil, usagef("--liveness: %v", err)
-		}
-		g := larger{Extra: e, Ops: c.Ops, Grants: c.Grants, Checked: stopped == "", Commits: commits}
-		if stopped != "" {
+		g := larger{Extra: e, Ops: c.Ops, Grants: c.Grants, Checked: stopped == "" && err == nil, Commits: commits}
+		switch {
+		case err != nil: // its machine cannot be built, or a decision failed in it: not judged
+			g.Reason = err.Error()
+		case stopped != "":
 			g.Reason = l.cause(ctx, stopped, maxMemory)
 		}
 		if tries = append(tries, g); !g.Checked || g.Commits {
 			break
 		}
 	}
-	return tries, nil
+	return tries
 }
 
 // cause says what stopped a search of the progress check (stopped, a
@@ -606,11 +620,11 @@ func (p *proof) saveErr() error {
 // under the search's symmetry sym, within its heap budget maxMemory
 // (--max-memory, 0: none), and saves a failure's witness under out (as the
 // counterexamples are).
-func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, sym model.Symmetry, maxMemory uint64, seed uint64, out string, cat []spec.Variant) (*progressReport, error) {
+func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, res checker.BFSResult, sym model.Symmetry, maxMemory uint64, seed uint64, out string, cat []spec.Variant) *progressReport {
 	r := &progressReport{Extra: l.extra}
 	if res.Stopped != checker.StopComplete {
 		r.Reason = fmt.Sprintf("it runs only after a search that explored every reachable state; this one stopped: %s (%s)", res.Stopped, stopMeaning[res.Stopped])
-		return r, nil
+		return r
 	}
 	start := time.Now()
 	restore := holdMemoryLimit(maxMemory)
@@ -620,20 +634,21 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	var fault *checker.Fault
 	if errors.As(p.Err, &fault) { // no verdict: not checked, saying why
 		r.Reason = "the design's decision failed in the progress check's machine (its budgets are the search's raised by --liveness-extra): " + fault.Cause
-		return r, nil
+		return r
 	}
-	if p.Err != nil {
-		return nil, usagef("--liveness: %v", p.Err)
+	if p.Err != nil { // not checked, saying why: the search's result stands
+		r.Reason = "the progress check could not run: " + p.Err.Error()
+		return r
 	}
 	r.States, r.Stored, r.Extended, r.Ops, r.Grants = p.States, p.Stored, p.Extended, p.ExtendedConfig.Ops, p.ExtendedConfig.Grants
 	if !p.Complete {
 		r.Reason = fmt.Sprintf("the progress check stopped after %d reachable and %d extended states stored (%s)", p.Stored, p.Extended,
 			l.cause(ctx, p.Stopped, maxMemory))
-		return r, nil
+		return r
 	}
 	r.Checked, r.Holds, r.Stuck = true, p.Stuck == 0, p.Stuck
 	if p.Witness == nil {
-		return r, nil
+		return r
 	}
 	run := model.NewRun(m)
 	wt := &witness{Actions: len(p.Witness), Trace: []string{}, run: run}
@@ -643,14 +658,10 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 		wt.Trace = append(wt.Trace, a.String())
 	}
 	restore = holdMemoryLimit(maxMemory)
-	tries, err := l.tryLarger(ctx, m, &run.State, sym, maxMemory)
+	r.Larger = l.tryLarger(ctx, m, &run.State, sym, maxMemory)
 	restore()
-	if err != nil {
-		return nil, err
-	}
-	r.Larger = tries
 	if len(p.Witness) == 0 {
-		return r, nil // the initial state is stuck: no run to save (a history needs an event)
+		return r // the initial state is stuck: no run to save (a history needs an event)
 	}
 	h := checker.Counterexample(v.Name, seed, run, fmt.Sprintf("%s fails progress: from the last state no fault-free continuation commits every task (explore search --mode bfs --liveness)", v.Name))
 	wt.h, wt.cat = h, cat
@@ -659,7 +670,7 @@ func (l *liveness) check(ctx context.Context, m *model.Machine, v spec.Variant, 
 	if wt.File, wt.saveErr = save(filepath.Join(out, v.Name), "progress", h, cat); wt.saveErr != nil {
 		wt.SaveError = wt.saveErr.Error()
 	}
-	return r, nil
+	return r
 }
 
 // print writes the progress verdict for a person, with a failure's witness
@@ -690,6 +701,6 @@ func (r *progressReport) print(w io.Writer) {
 			where = "not saved (the error follows on standard error)"
 		}
 		fmt.Fprintf(w, "witness: %d actions to a stuck state, %s\n", r.Witness.Actions, where)
-		printTrace(w, r.Witness.run, r.Witness.h, r.Witness.cat)
+		printTrace(w, "witness", r.Witness.run, r.Witness.h, r.Witness.cat)
 	}
 }

@@ -190,7 +190,8 @@ func TestProofAccountsForEveryInvariant(t *testing.T) {
 
 // TestSearchRefusesWhatItCannotProve: exit 2, naming the flag, for a BFS
 // (of a search or of a sweep's cells) restricted to an invariant it does
-// not judge, and for --liveness where it means nothing.
+// not judge, and for --liveness where it means nothing or its machine
+// cannot be built.
 func TestSearchRefusesWhatItCannotProve(t *testing.T) {
 	base := append([]string{"search", "--variant", "reference", "--out", t.TempDir()}, tinyBFS...)
 	random := append([]string{"search", "--variant", "reference", "--out", t.TempDir(), "--mode", "random"}, tinyBFS[2:]...) // tinyBFS's bounds, not its --mode bfs
@@ -204,6 +205,10 @@ func TestSearchRefusesWhatItCannotProve(t *testing.T) {
 		{append(random, "--liveness"), "--liveness needs --mode bfs"},
 		{append(base, "--liveness", "--shard", "0/2"), "--liveness: not with --shard"},
 		{append(base, "--liveness", "--liveness-extra", "0"), "--liveness-extra 0"},
+		// request-id-key keys results by attempt: 1 + 2 × (2 + 4) results
+		// exceed the sink's table. Refused before the search, not after it.
+		{append(append([]string{"search", "--variant", "request-id-key", "--out", t.TempDir()}, tinyBFS...), "--liveness", "--liveness-extra", "4"),
+			"--liveness-extra 4: the progress check runs with ops 6 and grants 6"},
 		{[]string{"sweep", "--variant", "restart-no-grace", "--param", "grace=0..1", "--invariant", "linearizable-sink"},
 			"--invariant: linearizable-sink is judged over recorded histories only"},
 	} {
@@ -333,6 +338,10 @@ func TestLivenessWitnessReplays(t *testing.T) {
 	}
 	if h := readWitness(t, w.File); !slices.Equal(h.Header.Actions, w.Trace) {
 		t.Fatalf("saved trace %v, reported %v", h.Header.Actions, w.Trace)
+	}
+	code, stdout, _ = exploreWith(t, cat, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--json" })...)
+	if code != exitViolation || !strings.Contains(stdout, "\nwitness, step by step (") || strings.Contains(stdout, "counterexample, step by step") {
+		t.Fatalf("text: exit %d, want the witness printed as one, not as a counterexample\n%s", code, stdout)
 	}
 	code, stdout, _ = exploreWith(t, cat, "replay", w.File)
 	if code != exitOK || !strings.Contains(stdout, "the model reproduces all") {
