@@ -37,6 +37,14 @@ func reductionCases(v spec.Variant) []struct {
 	}{{c, depth}, {faults, depth - 4}, {timed, depth - 4}, {aged, depth - 3}}
 }
 
+// testGoroutines is the goroutines of the searches that compare verdicts
+// (reduced against full, one resource against two): one. They are small,
+// where a second goroutine costs more CPU than it saves (measured on
+// TestReductionsSound alone: 113 s of CPU on two, 79 s on one), and go
+// test runs two packages at once; the result does not depend on it
+// (TestBFSMatchesPlainSearch and the other tests that vary Goroutines).
+const testGoroutines = 1
+
 // TestReductionsSound compares, for every built-in design (and fromSend) on the bounds of
 // reductionCases, the search with every reduction (and on the design's own
 // case with each alone) with the full search: the same invariants violated, the same shortest
@@ -53,7 +61,7 @@ func TestReductionsSound(t *testing.T) {
 	for _, v := range append(designs.All(), fromSend(1)) {
 		for i, k := range reductionCases(v) {
 			m := newMachine(t, k.c, v.Design)
-			opt := BFSOptions{Exhaustive: true, MaxDepth: k.depth, Symmetry: model.SymWorkers | model.SymResources}
+			opt := BFSOptions{Exhaustive: true, MaxDepth: k.depth, Symmetry: model.SymWorkers | model.SymResources, Goroutines: testGoroutines}
 			want := BFS(context.Background(), m, opt)
 			full += want.States
 			for _, r := range reductions {
@@ -107,7 +115,7 @@ func TestReductionsSoundComplete(t *testing.T) {
 		{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 1, Grants: 2, InFlight: 2, Delay: 1, Pause: 1, SinkRestarts: 1},
 	} {
 		m := newMachine(t, c, model.Design{})
-		opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers | model.SymResources}
+		opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers | model.SymResources, Goroutines: testGoroutines}
 		want := BFS(context.Background(), m, opt)
 		opt.Reduce = model.Reductions
 		got := BFS(context.Background(), m, opt)
@@ -244,7 +252,7 @@ func TestReductionsSoundRandom(t *testing.T) {
 				redrawn++
 				continue // a bound the design cannot be built at
 			}
-			opt := BFSOptions{Exhaustive: true, MaxStates: 20000, Symmetry: model.SymWorkers | model.SymResources}
+			opt := BFSOptions{Exhaustive: true, MaxStates: 20000, Symmetry: model.SymWorkers | model.SymResources, Goroutines: testGoroutines}
 			want := BFS(context.Background(), m, opt)
 			if !want.Complete {
 				redrawn++

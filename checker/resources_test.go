@@ -25,7 +25,7 @@ func TestSecondResourceAddsOnlyResourceIndependence(t *testing.T) {
 	one := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Restarts: 1}
 	two := one
 	two.Resources = 2
-	opt := BFSOptions{Exhaustive: true, MaxDepth: 13, Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reductions}
+	opt := BFSOptions{Exhaustive: true, MaxDepth: 13, Symmetry: model.SymWorkers | model.SymResources, Reduce: model.Reductions, Goroutines: testGoroutines}
 	independence := 0
 	for _, v := range designs.All() {
 		r1 := BFS(context.Background(), newMachine(t, one, v.Design), opt)
