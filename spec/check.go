@@ -190,6 +190,7 @@ type resCtx struct {
 	byFrom       []int           // grant indexes by first attempt line (order0)
 	applies      []apply         // the resource's apply events, in line order
 	applyOf      map[int]int     // op index of a write -> index in applies of the apply that decided it
+	noAdvances   bool            // not partial, and no advance: the fence is 0 throughout (noAdvanceNote)
 }
 
 // apply is a sink-side apply event: the instant the sink decided a write.
@@ -299,6 +300,7 @@ func newResCtx(h *history.History, name string, ops []op) *resCtx {
 	c := &resCtx{h: h, name: name, partial: h.Header.Partial, ops: ops, found: map[string]*found{},
 		grantOfOp: map[int]int{}, firstWildAcq: noLine, wild: map[int]bool{}, tokenGrants: map[int64][]int{},
 		applyOf: map[int]int{}}
+	c.noAdvances = !c.partial && !slices.ContainsFunc(ops, func(o op) bool { return o.kind == kAdvance })
 	type grantKey struct {
 		reqKey
 		token int64
@@ -477,7 +479,7 @@ func (c *resCtx) add(inv string, events []int, format string, args ...any) {
 		return
 	}
 	v := Violation{Invariant: inv, Resource: c.name, Message: fmt.Sprintf(format, args...)}
-	if (inv == FenceBeforeGrant || inv == LinearizableSink) && c.advancesUnrecorded() {
+	if (inv == FenceBeforeGrant || inv == LinearizableSink) && c.noAdvances {
 		v.Message += noAdvanceNote
 	}
 	// Its place: after every violation with the same events and message
@@ -508,12 +510,6 @@ func (c *resCtx) add(inv string, events []int, format string, args ...any) {
 // advances out gets these violations on every grant and accepted write, and
 // the note tells its user why.
 const noAdvanceNote = "; the history records no advance of this resource, so its fence is 0 throughout (a history that is not partial records every advance: docs/history-format.md, \"Start\")"
-
-// advancesUnrecorded reports whether the resource's history is not partial
-// and has no advance operation: its fence is 0 throughout for the rules.
-func (c *resCtx) advancesUnrecorded() bool {
-	return !c.partial && !slices.ContainsFunc(c.ops, func(o op) bool { return o.kind == kAdvance })
-}
 
 // omit counts n violations of invariant inv that the report does not show:
 // each comes after every violation f shows (f.after).
