@@ -2,7 +2,6 @@ package explore
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/viz"
@@ -16,10 +15,6 @@ import (
 // or no such rule fits. It is what was found on the whole grid, never a
 // claim beyond it.
 func fitRule(g viz.SweepGrid, inv string) string {
-	if n := len(g.X.Values) * len(g.Y.Values); n == 0 ||
-		n != len(slices.DeleteFunc(slices.Clone(g.Cells), func(c viz.SweepCell) bool { return c.Invariant != inv })) {
-		return ""
-	}
 	var safe, bad [][2]int
 	for _, c := range g.Cells {
 		if c.Invariant != inv {
@@ -36,7 +31,7 @@ func fitRule(g viz.SweepGrid, inv string) string {
 	}
 	on := "on this grid"
 	switch {
-	case len(safe) == 0 && len(bad) == 0:
+	case len(safe)+len(bad) != len(g.X.Values)*len(g.Y.Values) || len(safe)+len(bad) == 0: // a cell missing
 		return ""
 	case len(safe) == 0:
 		return "violated at every point " + on
