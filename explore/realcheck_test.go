@@ -7,23 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/servicetest"
 	"github.com/fencecheck/fencecheck/lease/etcdcluster"
-	"github.com/fencecheck/fencecheck/lease/redisserver"
 )
-
-// startRedis starts a throwaway redis-server (installed first when missing,
-// as root), stopped when the test ends; without one the test fails.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	srv, err := redisserver.Start(ctx)
-	if err != nil {
-		t.Fatalf("no redis-server for the test (install Debian's redis-server): %v", err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	return srv.Addr
-}
 
 // TestRealEndpointsChecked: explore real checks the lease service of
 // --endpoints before it writes or runs anything: nothing answering there,
@@ -35,7 +21,7 @@ func startRedis(t *testing.T) string {
 // ran the campaign into the same ending, and a second Redis address was
 // ignored.
 func TestRealEndpointsChecked(t *testing.T) {
-	redisAddr := startRedis(t)
+	redisAddr := servicetest.Redis(t).Addr
 	defaults, err := etcdcluster.StartAt(context.Background(), t.TempDir(), 1, etcdcluster.Default) // a lease minimum of 2s, as on a cluster of one's own
 	if err != nil {
 		t.Fatal(err)

@@ -14,26 +14,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/internal/servicetest"
 	"github.com/fencecheck/fencecheck/lease"
 	"github.com/fencecheck/fencecheck/lease/redislock"
-	"github.com/fencecheck/fencecheck/lease/redisserver"
 	"github.com/fencecheck/fencecheck/spec"
 )
-
-// startRedis starts a throwaway redis-server (installing Debian's package
-// first when missing, as root), stopped when the test ends. Without one
-// the test fails: it is never skipped.
-func startRedis(t *testing.T) *redisserver.Server {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	srv, err := redisserver.Start(ctx)
-	if err != nil {
-		t.Fatalf("no redis-server for the test (install Debian's redis-server): %v", err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	return srv
-}
 
 // dropProxy forwards TCP connections to upstream; once armed, it drops the
 // next reply from Redis and the connection with it: the command ran, its
@@ -134,7 +119,7 @@ func violations(h *history.History) []string {
 // SET NX reply leaves an info acquire: the history has no violation.
 func TestRefusesClientsThatResend(t *testing.T) {
 	ctx := context.Background()
-	srv := startRedis(t)
+	srv := servicetest.Redis(t)
 	p := newDropProxy(t, srv.Addr)
 
 	cli := redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: -1})
@@ -234,7 +219,7 @@ func TestRefusesClientsThatResend(t *testing.T) {
 // recorded ok. Such ttls are refused, with nothing recorded or set.
 func TestRefusesTTLNotWholeMilliseconds(t *testing.T) {
 	ctx := context.Background()
-	srv := startRedis(t)
+	srv := servicetest.Redis(t)
 	cli := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
 	defer cli.Close()
 	rec := newRecorder(history.MonotonicClock(time.Nanosecond))
@@ -281,7 +266,7 @@ func TestRefusesTTLNotWholeMilliseconds(t *testing.T) {
 // expired, and the history has no violation.
 func TestRenewPastTheDeadline(t *testing.T) {
 	ctx := context.Background()
-	srv := startRedis(t)
+	srv := servicetest.Redis(t)
 	cli := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
 	defer cli.Close()
 	if err := cli.Ping(ctx).Err(); err != nil {
