@@ -90,10 +90,12 @@ func (b *bfs) rebuild(e edge, want spec.Set) (*model.Run, spec.Set) {
 			run.Do(a)
 			continue
 		}
-		// The model's steps commute with renaming unless the design's
-		// decisions tell workers or resources apart.
+		// The model's steps commute with renaming, and every step checks
+		// that the design's decisions do (or the design is Asymmetric): a
+		// decision answered otherwise on the same inputs.
 		cause := fmt.Sprintf("the counterexample's step %d could not be taken again through the search's orbits: "+
-			"the design's decisions tell workers (or resources) apart, which it must declare (model.Design.Asymmetric)", i+1)
+			"a decision of the design answered otherwise on the same inputs (decisions must be pure functions of "+
+			"what they are given)", i+1)
 		if b.disk.resumed != "" {
 			cause += "; or the checkpoint resumed, " + b.disk.resumed + ", is of another design"
 		}

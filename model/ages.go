@@ -28,14 +28,13 @@ import (
 // other difference), so a search that meets no such fault took every
 // decision as it would have taken it without the reductions.
 
-// decisionSet is a set of the decisions that can read an age, bit per
-// decision.
+// decisionSet is a set of a design's decisions, bit per decision: those
+// whose answers the machine checks do not change with a message's age
+// (ageReaders) or with a renaming of workers or resources (identityReaders,
+// asymmetry.go).
 type decisionSet uint16
 
-// The decisions that can read an age: those that read a message (Msg.Age),
-// and Restart, which reads the coordinator's waiting acquires
-// (Waiting.Age). Key is not among them: it is called on a write as it is
-// sent, at age 0 in every run.
+// The decisions the machine checks.
 const (
 	decAnswers decisionSet = 1 << iota
 	decValid
@@ -48,10 +47,20 @@ const (
 	decAccepted
 	decOnReply
 	decRestart
+	decOnLease
+	decKey
+	decSinkRestart
 )
 
 var decisionNames = [...]string{"Answers", "Valid", "Deadline", "Renew", "Release", "Check", "Commit",
-	"Prepared", "Accepted", "OnReply", "Restart"}
+	"Prepared", "Accepted", "OnReply", "Restart", "OnLease", "Key", "SinkRestart"}
+
+// ageReaders are the decisions that can read an age: those that read a
+// message (Msg.Age), and Restart, which reads the coordinator's waiting
+// acquires (Waiting.Age). Key is not among them: it is called on a write
+// as it is sent, at age 0 in every run.
+const ageReaders = decAnswers | decValid | decDeadline | decRenew | decRelease | decCheck | decCommit |
+	decPrepared | decAccepted | decOnReply | decRestart
 
 func (k decisionSet) name() string {
 	for i, n := range decisionNames {
@@ -62,10 +71,11 @@ func (k decisionSet) name() string {
 	return fmt.Sprintf("decision %#x", uint16(k))
 }
 
-// ownAgeReaders returns the decisions of d (before withDefaults) that can
-// read an age and are the design's own: set, and not the reference's
-// function (which reads no age).
-func (d *Design) ownAgeReaders() decisionSet {
+// ownDecisions returns the decisions of d (before withDefaults) that the
+// machine checks and that are the design's own: set, and not the
+// reference's function (which reads no age and tells no worker or
+// resource apart).
+func (d *Design) ownDecisions() decisionSet {
 	var k decisionSet
 	own := func(bit decisionSet, f, ref any) {
 		if v := reflect.ValueOf(f); !v.IsNil() && v.Pointer() != reflect.ValueOf(ref).Pointer() {
@@ -85,6 +95,9 @@ func (d *Design) ownAgeReaders() decisionSet {
 	own(decAccepted, d.Accepted, RefAccepted)
 	own(decOnReply, d.OnReply, RefOnReply)
 	own(decRestart, d.Restart, RefRestart)
+	own(decOnLease, d.OnLease, RefOnLease)
+	own(decKey, d.Key, RefKey)
+	own(decSinkRestart, d.SinkRestart, RefSinkRestart)
 	return k
 }
 

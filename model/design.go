@@ -39,10 +39,13 @@ type Design struct {
 	// apart (they read worker or resource numbers: Msg.Worker, Lease.Holder,
 	// Msg.Res, a register holding one), so a search must not treat workers,
 	// nor resources, as interchangeable (no symmetry reduction). It is
-	// trusted: without it, a breadth-first search that finds a
-	// counterexample it cannot take again through the orbits it stored
-	// reports that as the design's fault, but one that finds none cannot
-	// tell.
+	// checked, not trusted: without it, a step that takes a decision the
+	// design sets itself takes it again on its inputs renamed by every
+	// renaming of workers and resources the config allows, and panics with
+	// a DesignFault naming Asymmetric if the answer changes (renamed, for
+	// Restart and SinkRestart), which a search reports as the design's
+	// fault. The framework never renames a design's registers, keys or
+	// message bytes, so a design that keeps a number there must set it too.
 	Asymmetric bool
 
 	// Valid reports whether lease l still excludes other applicants when

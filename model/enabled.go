@@ -145,7 +145,7 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 		co := &s.Coord[msg.Replica]
 		rec := co.Dedup[msg.Res][msg.Worker]
 		a := d.Answers(rec, *msg)
-		ageFree(m, decAnswers, msg, a, func(q Msg) uint8 { return d.Answers(rec, q) })
+		decided(m, decAnswers, msg, a, func(q Msg, _ Perm) uint8 { return d.Answers(rec, q) })
 		if a == RepHeld || a == RepOK && rec.Req != 0 {
 			return true
 		}
@@ -154,7 +154,7 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 		}
 		l := co.Lease[msg.Res]
 		valid := d.Valid(l, *msg)
-		ageFree(m, decValid, msg, valid, func(q Msg) bool { return d.Valid(l, q) })
+		decided(m, decValid, msg, valid, func(q Msg, p Perm) bool { return d.Valid(p.lease(l), q) })
 		if valid || d.Hold(co.U, co.RU[msg.Res]) {
 			return true // answered "held"
 		}

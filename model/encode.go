@@ -56,8 +56,7 @@ func (s *State) sortMsgs() {
 
 func lessResult(a, b *Result) bool { return string(raw(a)) < string(raw(b)) }
 
-func (s *State) sortResults() {
-	r := &s.Sink
+func (r *Sink) sortResults() {
 	for i := 1; i < int(r.NResults); i++ {
 		for j := i; j > 0 && lessResult(&r.Results[j], &r.Results[j-1]); j-- {
 			r.Results[j], r.Results[j-1] = r.Results[j-1], r.Results[j]

@@ -32,6 +32,15 @@ type Machine struct {
 	// (ageFree, restartAgeFree): the design's own, when it does not set
 	// ReportsTime.
 	ageChecked decisionSet
+	// nameChecked: the decisions whose answers every step checks do not
+	// change when the workers and resources they read are renamed by any
+	// of renamings (nameFree): the design's own that can read a number,
+	// when it does not declare Asymmetric.
+	nameChecked decisionSet
+	// renamings are the renamings other than the identity that the
+	// design's symmetry allows under the config; identity is the identity.
+	renamings []Perm
+	identity  Perm
 }
 
 // New returns the machine of design d under config c, or an error if the
@@ -54,9 +63,10 @@ func New(c Config, d Design) (m *Machine, err error) {
 		}
 	}()
 	step := d.tokenStep()
-	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.OnSend == nil && d.Key == nil}
+	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.OnSend == nil && d.Key == nil,
+		identity: Identity()}
 	if !d.ReportsTime {
-		m.ageChecked = d.ownAgeReaders()
+		m.ageChecked = d.ownDecisions() & ageReaders
 		if err := m.probeAges(); err != nil {
 			return nil, err
 		}
@@ -71,6 +81,10 @@ func New(c Config, d Design) (m *Machine, err error) {
 				return nil, fmt.Errorf("design: resource %d's fence (%d) or counter (%d) is not a resource", r, f, k)
 			}
 		}
+	}
+	if sym := m.Symmetries(); sym != 0 {
+		m.renamings = renamingsOf(&c, sym)
+		m.nameChecked = d.ownDecisions() & identityReaders
 	}
 	// The sink holds a result per key: one per task, and with per-attempt
 	// keys one per write attempt.

@@ -153,6 +153,7 @@ func (st *stepper) do(a *Action) {
 		}
 		msg.PW, msg.PT = w+1, msg.Token
 		msg.Key = st.d.Key(msg, wk.Ops)
+		nameFree(st.m, decKey, msg.Key, func(p Perm) uint8 { return st.d.Key(p.msg(msg), wk.Ops) })
 		st.send(msg)
 		st.rec.emit(worker(w), history.Invoke, history.Write, wk.Res, func() history.Value {
 			return history.Value{Token: int64(msg.Token), ResultID: resultID(msg.Res, w, msg.Key),
@@ -230,6 +231,7 @@ func (st *stepper) restart(replica uint8) {
 	in := *co
 	*co = st.d.Restart(in, st.m.Config.TTL)
 	st.restartAgeFree(&in, co)
+	st.restartNameFree(&in, co)
 	co.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
 	co.AdvSeq = seqs                  // advances are numbered durably: an old one's answer is never taken for a new one's
 	for r := range co.Lease {
@@ -260,7 +262,9 @@ func (st *stepper) restart(replica uint8) {
 func (st *stepper) sinkRestart() {
 	s := st.s
 	seqs, fences := s.Sink.AdvSeq, s.Sink.AdvFence
-	s.Sink = st.d.SinkRestart(s.Sink)
+	in := s.Sink
+	s.Sink = st.d.SinkRestart(in)
+	st.sinkRestartNameFree(&in, &s.Sink)
 	s.Sink.AdvSeq, s.Sink.AdvFence = seqs, fences // a retry is answered as before, a late copy ignored
 	if int(s.Sink.NResults) > len(s.Sink.Results) {
 		panic(&DesignFault{Decision: "SinkRestart", Detail: fmt.Sprintf("returned a sink of %d results, more than its table of %d", s.Sink.NResults, len(s.Sink.Results))})
@@ -492,7 +496,7 @@ func (st *stepper) acquire(msg *Msg) {
 	r, w := msg.Res, msg.Worker
 	rec := co.Dedup[r][w]
 	ans := d.Answers(rec, *msg)
-	ageFree(st.m, decAnswers, msg, ans, func(q Msg) uint8 { return d.Answers(rec, q) })
+	decided(st.m, decAnswers, msg, ans, func(q Msg, _ Perm) uint8 { return d.Answers(rec, q) })
 	switch codeOf("Answers", ans, answersCodes) {
 	case RepOK:
 		if rec.Req != 0 {
@@ -514,7 +518,7 @@ func (st *stepper) acquire(msg *Msg) {
 	}
 	l := co.Lease[r]
 	valid := d.Valid(l, *msg)
-	ageFree(st.m, decValid, msg, valid, func(q Msg) bool { return d.Valid(l, q) })
+	decided(st.m, decValid, msg, valid, func(q Msg, p Perm) bool { return d.Valid(p.lease(l), q) })
 	if valid || d.Hold(co.U, co.RU[r]) {
 		st.reply(msg, AcquireRep, RepHeld)
 		return
@@ -556,9 +560,9 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
 		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
 	left := d.Deadline(Lease{}, *msg, m.Config.TTL)
-	ageFree(st.m, decDeadline, msg, left, func(q Msg) int8 { return d.Deadline(Lease{}, q, m.Config.TTL) })
+	decided(st.m, decDeadline, msg, left, func(q Msg, _ Perm) int8 { return d.Deadline(Lease{}, q, m.Config.TTL) })
 	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi, Left: left}
-	co.RU[r] = d.OnLease(LeaseGranted, co.RU[r], co.Lease[r], m.Config.TTL)
+	st.onLease(LeaseGranted, &co.RU[r], co.Lease[r])
 	co.Dedup[r][w] = Dedup{Inc: msg.Inc, Req: msg.Req, Token: token, Grant: gi}
 	g.Answered[w].Add(msg.Req)
 	st.fact = Fact{Kind: Granted, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
@@ -576,7 +580,7 @@ func (st *stepper) renew(msg *Msg) {
 	}
 	old := *l
 	code := d.Renew(old, *msg)
-	ageFree(st.m, decRenew, msg, code, func(q Msg) uint8 { return d.Renew(old, q) })
+	decided(st.m, decRenew, msg, code, func(q Msg, p Perm) uint8 { return d.Renew(p.lease(old), q) })
 	code = codeOf("Renew", code, renewCodes)
 	if code != RepOK || l.Holder == 0 {
 		if code == RepOK {
@@ -588,8 +592,8 @@ func (st *stepper) renew(msg *Msg) {
 	st.fact = Fact{Kind: Renewed, Res: msg.Res, Worker: msg.Worker, Replica: msg.Replica, Inc: msg.Inc,
 		Token: msg.Token, Grant: l.Grant, Scenes: st.fact.Scenes}
 	l.Left = d.Deadline(old, *msg, m.Config.TTL)
-	ageFree(st.m, decDeadline, msg, l.Left, func(q Msg) int8 { return d.Deadline(old, q, m.Config.TTL) })
-	co.RU[msg.Res] = d.OnLease(LeaseRenewed, co.RU[msg.Res], *l, m.Config.TTL)
+	decided(st.m, decDeadline, msg, l.Left, func(q Msg, p Perm) int8 { return d.Deadline(p.lease(old), q, m.Config.TTL) })
+	st.onLease(LeaseRenewed, &co.RU[msg.Res], *l)
 	gt := &s.Ghost[msg.Res].Grant[l.Grant]
 	gt.Early = max(gt.Early, Clamp(m.Config.TTL-int(msg.Age)))
 	gt.Late = Clamp(m.Config.TTL)
@@ -606,18 +610,26 @@ func (st *stepper) release(msg *Msg) {
 	}
 	old := *l
 	code := d.Release(old, *msg)
-	ageFree(st.m, decRelease, msg, code, func(q Msg) uint8 { return d.Release(old, q) })
+	decided(st.m, decRelease, msg, code, func(q Msg, p Perm) uint8 { return d.Release(p.lease(old), q) })
 	if codeOf("Release", code, releaseCodes) != RepOK {
 		st.reply(msg, ReleaseRep, RepNotHolder)
 		return
 	}
 	s.Ghost[msg.Res].Grant[l.Grant].Released = true
-	co.RU[msg.Res] = d.OnLease(LeaseReleased, co.RU[msg.Res], *l, st.m.Config.TTL)
+	st.onLease(LeaseReleased, &co.RU[msg.Res], *l)
 	*l = Lease{}
 	if d.ReleaseAdvances {
 		st.send(Msg{Kind: AdvanceReq, Res: msg.Res, Replica: msg.Replica}) // nobody waits for it
 	}
 	st.reply(msg, ReleaseRep, RepOK)
+}
+
+// onLease sets ru, a resource's coordinator registers, to what the
+// design's OnLease makes of them after event e on lease l.
+func (st *stepper) onLease(e LeaseEvent, ru *Regs, l Lease) {
+	in, ttl := *ru, st.m.Config.TTL
+	*ru = st.d.OnLease(e, in, l, ttl)
+	nameFree(st.m, decOnLease, *ru, func(p Perm) Regs { return st.d.OnLease(e, in, p.lease(l), ttl) })
 }
 
 // view is what the sink's decisions see of resource r: the coordinator's
@@ -645,7 +657,7 @@ func (st *stepper) write(msg *Msg) {
 	}
 	v := st.view(msg.Res, d.Commit != nil)
 	code := d.Check(v, *msg)
-	ageFree(st.m, decCheck, msg, code, func(q Msg) uint8 { return d.Check(v, q) })
+	decided(st.m, decCheck, msg, code, func(q Msg, p Perm) uint8 { return d.Check(p.view(v), q) })
 	if code = codeOf("Check", code, checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
@@ -653,7 +665,7 @@ func (st *stepper) write(msg *Msg) {
 	if d.Commit != nil {
 		u := st.s.Sink.U[msg.Res]
 		st.s.Sink.U[msg.Res] = d.Prepared(u, *msg)
-		ageFree(st.m, decPrepared, msg, st.s.Sink.U[msg.Res], func(q Msg) Regs { return d.Prepared(u, q) })
+		decided(st.m, decPrepared, msg, st.s.Sink.U[msg.Res], func(q Msg, _ Perm) Regs { return d.Prepared(u, q) })
 		c := *msg
 		c.Kind = Commit
 		st.send(c)
@@ -666,7 +678,7 @@ func (st *stepper) write(msg *Msg) {
 func (st *stepper) commit(msg *Msg) {
 	d, v := st.d, st.view(msg.Res, false)
 	code := d.Commit(v, *msg)
-	ageFree(st.m, decCommit, msg, code, func(q Msg) uint8 { return d.Commit(v, q) })
+	decided(st.m, decCommit, msg, code, func(q Msg, p Perm) uint8 { return d.Commit(p.view(v), q) })
 	if code = codeOf("Commit", code, checkCodes); code != RepOK {
 		st.reject(msg, code)
 		return
@@ -733,15 +745,15 @@ func (st *stepper) store(msg *Msg) {
 		s.Sink.Results[s.Sink.NResults] = Result{Res: msg.Res, Key: msg.Key, Writer: msg.PW, Token: msg.PT,
 			Grant: msg.Grant}
 		s.Sink.NResults++
-		s.sortResults()
+		s.Sink.sortResults()
 	}
 	st.applied(msg, code)
 	if code != RepConflict {
 		d, v := st.d, st.view(msg.Res, false)
 		f := &s.Sink.Fence[d.FenceOf(msg.Res)]
 		*f, s.Sink.U[msg.Res] = d.Accepted(v, *msg)
-		ageFree(st.m, decAccepted, msg, sinkAnswer{*f, s.Sink.U[msg.Res]}, func(q Msg) sinkAnswer {
-			f, u := d.Accepted(v, q)
+		decided(st.m, decAccepted, msg, sinkAnswer{*f, s.Sink.U[msg.Res]}, func(q Msg, p Perm) sinkAnswer {
+			f, u := d.Accepted(p.view(v), q)
 			return sinkAnswer{f, u}
 		})
 		st.fact = Fact{Kind: WriteAccepted, Res: msg.Res, Worker: msg.Worker, Token: msg.Token, Grant: msg.Grant,
@@ -775,7 +787,7 @@ func (st *stepper) receive(msg *Msg) {
 	st.forget(w) // the operation is over: copies of its requests and replies no longer count
 	u := wk.U
 	wk.U = d.OnReply(u, want, *msg, st.m.Config.TTL)
-	ageFree(st.m, decOnReply, msg, wk.U, func(q Msg) Regs { return d.OnReply(u, want, q, st.m.Config.TTL) })
+	decided(st.m, decOnReply, msg, wk.U, func(q Msg, _ Perm) Regs { return d.OnReply(u, want, q, st.m.Config.TTL) })
 	f := opName[want]
 	if msg.Code != RepOK && msg.Code != RepReplayed {
 		if msg.Code != RepHeld && msg.Code != RepConflict {

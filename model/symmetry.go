@@ -57,12 +57,6 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 	*t = *s
 	c := &m.Config
 	nw, nr := c.Workers, c.Resources
-	pw := func(w uint8) uint8 { // worker+1, 0 for none
-		if w == 0 {
-			return 0
-		}
-		return p.W[w-1] + 1
-	}
 	for w := 0; w < nw; w++ {
 		wk := s.Workers[w]
 		if wk.busy() { // else Res is 0, and means no resource
@@ -71,51 +65,88 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 		t.Workers[p.W[w]] = wk
 	}
 	for rep := 0; rep < c.Replicas; rep++ {
-		co, to := &s.Coord[rep], &t.Coord[rep]
-		for r := 0; r < nr; r++ {
-			l := co.Lease[r]
-			l.Holder = pw(l.Holder)
-			to.Lease[p.R[r]] = l
-			for w := 0; w < nw; w++ {
-				to.Dedup[p.R[r]][p.W[w]] = co.Dedup[r][w]
-			}
-			to.Counter[p.R[r]] = co.Counter[r]
-			to.RU[p.R[r]] = co.RU[r]
-			to.AdvSeq[p.R[r]] = co.AdvSeq[r]
-			wt := co.Wait[r]
-			wt.Worker = pw(wt.Worker)
-			to.Wait[p.R[r]] = wt
-		}
+		p.coordinator(&s.Coord[rep], &t.Coord[rep], nw, nr)
 	}
+	p.sink(&s.Sink, &t.Sink, nr)
 	for r := 0; r < nr; r++ {
-		t.Sink.Fence[p.R[r]] = s.Sink.Fence[r]
-		for rep := range s.Sink.AdvSeq {
-			t.Sink.AdvSeq[rep][p.R[r]] = s.Sink.AdvSeq[rep][r]
-			t.Sink.AdvFence[rep][p.R[r]] = s.Sink.AdvFence[rep][r]
-		}
-		t.Sink.U[p.R[r]] = s.Sink.U[r]
 		g := s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
-			g.Grant[i].Worker = pw(g.Grant[i].Worker)
+			g.Grant[i].Worker = p.worker(g.Grant[i].Worker)
 		}
 		for w := 0; w < nw; w++ {
 			g.Answered[p.W[w]] = s.Ghost[r].Answered[w]
 		}
 		t.Ghost[p.R[r]] = g
 	}
-	for i := 0; i < int(t.Sink.NResults); i++ {
-		x := &t.Sink.Results[i]
-		x.Res, x.Writer = p.R[x.Res], pw(x.Writer)
-	}
-	t.sortResults()
 	for i := 0; i < int(t.NMsgs); i++ {
-		msg := &t.Msgs[i]
-		if !msg.coordinators() { // a coordinator's message: Worker is unused
-			msg.Worker = p.W[msg.Worker]
-		}
-		msg.Res, msg.PW = p.R[msg.Res], pw(msg.PW)
+		t.Msgs[i] = p.msg(s.Msgs[i])
 	}
 	t.sortMsgs()
+}
+
+// worker renames a worker numbered from 1 (Lease.Holder, Waiting.Worker,
+// Msg.PW, Result.Writer), 0 for none.
+func (p *Perm) worker(w uint8) uint8 {
+	if w == 0 {
+		return 0
+	}
+	return p.W[w-1] + 1
+}
+
+// msg returns msg with its worker, resource and payload's writer renamed.
+func (p *Perm) msg(msg Msg) Msg {
+	if !msg.coordinators() { // a coordinator's message: Worker is unused
+		msg.Worker = p.W[msg.Worker]
+	}
+	msg.Res, msg.PW = p.R[msg.Res], p.worker(msg.PW)
+	return msg
+}
+
+// lease returns l with its holder renamed.
+func (p *Perm) lease(l Lease) Lease {
+	l.Holder = p.worker(l.Holder)
+	return l
+}
+
+// view returns v with the holder of its lease record renamed.
+func (p *Perm) view(v SinkView) SinkView {
+	v.Lease = p.lease(v.Lease)
+	return v
+}
+
+// coordinator writes to *to, a copy of *co, coordinator co with its first
+// nw workers and nr resources renamed.
+func (p *Perm) coordinator(co, to *Coordinator, nw, nr int) {
+	for r := 0; r < nr; r++ {
+		to.Lease[p.R[r]] = p.lease(co.Lease[r])
+		for w := 0; w < nw; w++ {
+			to.Dedup[p.R[r]][p.W[w]] = co.Dedup[r][w]
+		}
+		to.Counter[p.R[r]] = co.Counter[r]
+		to.RU[p.R[r]] = co.RU[r]
+		to.AdvSeq[p.R[r]] = co.AdvSeq[r]
+		wt := co.Wait[r]
+		wt.Worker = p.worker(wt.Worker)
+		to.Wait[p.R[r]] = wt
+	}
+}
+
+// sink writes to *to, a copy of *k, sink k with its first nr resources
+// renamed (and the writers of its results), its results sorted again.
+func (p *Perm) sink(k, to *Sink, nr int) {
+	for r := 0; r < nr; r++ {
+		to.Fence[p.R[r]] = k.Fence[r]
+		for rep := range k.AdvSeq {
+			to.AdvSeq[rep][p.R[r]] = k.AdvSeq[rep][r]
+			to.AdvFence[rep][p.R[r]] = k.AdvFence[rep][r]
+		}
+		to.U[p.R[r]] = k.U[r]
+	}
+	for i := 0; i < int(to.NResults); i++ {
+		x := &to.Results[i]
+		x.Res, x.Writer = p.R[x.Res], p.worker(x.Writer)
+	}
+	to.sortResults()
 }
 
 // Symmetries is the renamings the machine's design allows: none if the

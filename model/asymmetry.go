@@ -1,0 +1,170 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A design that does not declare Asymmetric must not tell workers or
+// resources apart: its decisions must answer alike when the worker and
+// resource numbers they read are renamed (an answer that holds numbers, a
+// coordinator or a sink after a restart, renamed alike). The searches'
+// symmetry reduction rests on it: it stores one state of each orbit and
+// expands only that one, so a design whose decisions tell the renamings
+// apart could hide its violations in the states the search never
+// expands, and be proved safe when it is not. A declaration nobody checks
+// is no ground for a proof, so every step that takes a decision the design
+// sets itself, and that can read a number (identityReaders), takes it
+// again on its inputs renamed by every renaming the design's symmetry
+// allows under the config (Machine.renamings) and panics with a
+// DesignFault naming Asymmetric if an answer differs. The framework
+// renames its own data (Permute) but never a design's registers, keys or
+// message bytes, so a design that keeps a worker's or a resource's number
+// there must declare Asymmetric too, and the check sees it where the
+// number is put there. The check is complete for the searches' reduction:
+// the machine's own steps commute with renaming (TestPermuteIsAutomorphism),
+// so a state the search expands has, under each renaming, the renamed
+// successors exactly when every decision its steps take answers alike on
+// renamed inputs, and a search that meets no such fault took the same
+// steps in each renaming of every state it expanded as in that state.
+
+// identityReaders are the decisions whose inputs can hold worker or
+// resource numbers (Msg.Worker, Msg.Res, Msg.PW, Lease.Holder, a
+// coordinator's or sink's tables): the others read registers, reply codes
+// and clocks only.
+const identityReaders = decAnswers | decValid | decDeadline | decRenew | decRelease | decCheck | decCommit |
+	decPrepared | decAccepted | decOnReply | decRestart | decOnLease | decKey | decSinkRestart
+
+// renamingsOf lists the renamings of the group sym generates under c,
+// every one but the identity.
+func renamingsOf(c *Config, sym Symmetry) []Perm {
+	nw, nr := 1, 1
+	if sym&SymWorkers != 0 {
+		nw = c.Workers
+	}
+	if sym&SymResources != 0 {
+		nr = c.Resources
+	}
+	var ps []Perm
+	id := Identity()
+	p := id
+	for {
+		for {
+			if p != id {
+				ps = append(ps, p)
+			}
+			if !nextPerm(p.W[:nw]) {
+				break
+			}
+		}
+		if !nextPerm(p.R[:nr]) {
+			break
+		}
+	}
+	return ps
+}
+
+// nameFree checks that decision k, which answered got, answers the same
+// on its inputs renamed by every renaming m checks (f is the decision on
+// the inputs renamed by p), when m checks k (Machine.nameChecked); it
+// panics with a DesignFault otherwise.
+func nameFree[R comparable](m *Machine, k decisionSet, got R, f func(p Perm) R) {
+	if m.nameChecked&k == 0 {
+		return
+	}
+	for _, p := range m.renamings { // by value: a pointer into m would make the state a step works on escape
+		if r := f(p); r != got {
+			m.nameFault(k, p, fmt.Sprintf("it returned %s, and %s on the same inputs",
+				answerText(k, r), answerText(k, got)))
+		}
+	}
+}
+
+// decided checks decision k, which answered got on msg, as every step
+// checks a decision that reads a message: that it answers the same at every
+// other age a run can give msg (ageFree) and on its inputs renamed
+// (nameFree). f is the decision on a message q, its other inputs renamed by
+// p.
+func decided[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(q Msg, p Perm) R) {
+	ageFree(m, k, msg, got, func(q Msg) R { return f(q, m.identity) })
+	nameFree(m, k, got, func(p Perm) R { return f(p.msg(*msg), p) })
+}
+
+// restartNameFree checks, when the machine checks Restart, that the
+// design's Restart, which returned got for coordinator in, returns the
+// renaming of got (but for what the framework overrides: Wait, AdvSeq) for
+// every renaming of in; it panics with a DesignFault otherwise.
+func (st *stepper) restartNameFree(in, got *Coordinator) {
+	m := st.m
+	if m.nameChecked&decRestart == 0 {
+		return
+	}
+	nw, nr := m.Config.Workers, m.Config.Resources
+	for _, p := range m.renamings {
+		q, want := *in, *got
+		p.coordinator(in, &q, nw, nr)
+		p.coordinator(got, &want, nw, nr)
+		if restartKept(st.d.Restart(q, m.Config.TTL)) != restartKept(want) {
+			m.nameFault(decRestart, p, "it returned a coordinator that is not the renaming of the one it returned before")
+		}
+	}
+}
+
+// sinkRestartNameFree checks, when the machine checks SinkRestart, that the
+// design's SinkRestart, which returned got for sink in, returns the
+// renaming of got (but for what the framework keeps: AdvSeq, AdvFence; its
+// results in any order) for every renaming of in; it panics with a
+// DesignFault otherwise.
+func (st *stepper) sinkRestartNameFree(in, got *Sink) {
+	m := st.m
+	if m.nameChecked&decSinkRestart == 0 {
+		return
+	}
+	nr := m.Config.Resources
+	kept := func(k Sink) Sink {
+		k.AdvSeq, k.AdvFence = [MaxReplicas][MaxResources]uint8{}, [MaxReplicas][MaxResources]uint8{}
+		k.sortResults()
+		return k
+	}
+	for _, p := range m.renamings {
+		q, want := *in, *got
+		p.sink(in, &q, nr)
+		p.sink(got, &want, nr)
+		if kept(st.d.SinkRestart(q)) != kept(want) {
+			m.nameFault(decSinkRestart, p, "it returned a sink that is not the renaming of the one it returned before")
+		}
+	}
+}
+
+// nameFault panics with the DesignFault of decision k answering otherwise
+// (said by what) on its inputs renamed by p.
+func (m *Machine) nameFault(k decisionSet, p Perm, what string) {
+	panic(&DesignFault{Decision: k.name(), Detail: fmt.Sprintf("tells workers or resources apart: with %s %s; "+
+		"a design whose decisions read worker or resource numbers (Msg.Worker, Msg.Res, Msg.PW, Lease.Holder), "+
+		"or keep one in a register, a key or a message byte, must declare Asymmetric (model.Design.Asymmetric): "+
+		"without it, the searches' symmetry reduction takes a state for its renamings, and could prove the design "+
+		"safe when it is not", m.renamingText(p), what)})
+}
+
+// renamingText is renaming p for a person: the workers and resources it
+// moves, numbered from 0.
+func (m *Machine) renamingText(p Perm) string {
+	var parts []string
+	moved := func(of string, to []uint8) {
+		var b strings.Builder
+		for i, j := range to {
+			if int(j) != i {
+				if b.Len() > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%d as %d", i, j)
+			}
+		}
+		if b.Len() > 0 {
+			parts = append(parts, of+" "+b.String())
+		}
+	}
+	moved("worker", p.W[:m.Config.Workers])
+	moved("resource", p.R[:m.Config.Resources])
+	return "its inputs' " + strings.Join(parts, " and ")
+}
