@@ -313,7 +313,8 @@ func TestSweepRefusesBeforeSearching(t *testing.T) {
 
 // TestRealRefusesBeforeWriting: a --ttl below the lease services' 1ms (or
 // not whole seconds, for etcd), --endpoints with the built-in lease, counts
-// out of range and a --run-timeout of 0 are usage errors naming the flag, before --out is written (the first named no flag
+// out of range, a --run-timeout of 0 and a --dsn whose server cannot be
+// reached are usage errors naming the flag, before --out is written (the first named no flag
 // after making the run's folder; the second was ignored; --resources 0 ran
 // with 2, --workers 1000000 started them).
 func TestRealRefusesBeforeWriting(t *testing.T) {
@@ -333,6 +334,10 @@ func TestRealRefusesBeforeWriting(t *testing.T) {
 		{[]string{"--lease", "etcd", "--ttl", "100ms"}, "--ttl 100ms: etcd's leases are whole seconds, at least 1s"},
 		{[]string{"--lease", "etcd", "--ttl", "1500ms"}, "--ttl 1.5s: etcd's leases are whole seconds"},
 		{[]string{"--run-timeout", "0s"}, "--run-timeout 0s: want a positive duration"},
+		// A server that cannot be reached: the embedded etcd was started
+		// and the campaign's folder made before the first run found it.
+		{[]string{"--lease", "etcd", "--db", "postgres", "--dsn", "postgres://nobody@127.0.0.1:1/x"}, "--dsn: connecting to postgres"},
+		{[]string{"--db", "postgres", "--dsn", "postgres://nobody@127.0.0.1:1/x?port=x"}, "--dsn: parsing the postgres DSN: cannot parse"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, _, stderr := explore(t, append([]string{"real", "--runs", "1", "--out", out}, c.args...)...)

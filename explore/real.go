@@ -137,6 +137,11 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 			return 0, usagef("--dsn %s: not a folder (with --db sqlite, --dsn is an existing folder for the database files)", cfg.DSN)
 		}
 	}
+	if cfg.DB == realdb.Postgres { // before a folder is made or a service started
+		if err := realdb.CheckPostgres(ctx, cfg.DSN); err != nil && ctx.Err() == nil {
+			return 0, usagef("--dsn: %s", strings.TrimPrefix(err.Error(), "realdb: "))
+		}
+	}
 	if *schedule != "" {
 		return runSchedule(ctx, *schedule, cfg, *tick, *out, *jsonOut, stdout)
 	}
@@ -207,6 +212,7 @@ func runReal(ctx context.Context, args []string, stdout io.Writer, cat []spec.Va
 	// what was recorded was checked. One that could not start at all
 	// (a bad --dsn) is an error.
 	if runErr != nil && len(res.Runs) == 0 && ctx.Err() == nil && !errors.Is(runErr, realdb.ErrRunTimeout) {
+		os.Remove(dir) // empty: nothing was run
 		return 0, runErr
 	}
 	// A run whose check ran out of time has no verdict on what it did not

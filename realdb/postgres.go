@@ -34,6 +34,27 @@ func pgConfig(c SinkConfig) (*pgx.ConnConfig, error) {
 	return conf, nil
 }
 
+// CheckPostgres checks, before any run, that the PostgreSQL server of dsn
+// can be reached: the DSN parses, and a connection is made and answers a
+// ping (within checkWait).
+func CheckPostgres(ctx context.Context, dsn string) error {
+	conf, err := pgConfig(SinkConfig{DSN: dsn})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkWait)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, conf)
+	if err != nil {
+		return fmt.Errorf("realdb: connecting to postgres: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := conn.Ping(ctx); err != nil {
+		return fmt.Errorf("realdb: postgres does not answer: %w", err)
+	}
+	return nil
+}
+
 func openPostgres(ctx context.Context, c SinkConfig) (*pgSink, error) {
 	conf, err := pgConfig(c)
 	if err != nil {
