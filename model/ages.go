@@ -156,8 +156,8 @@ func ageFree[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(Ms
 
 // restartAgeFree checks, when the machine checks Restart, that the
 // design's Restart, which returned got for coordinator replica co, returns
-// the same (but for what the framework overrides: Wait, AdvSeq) with the
-// acquires co waits to grant at every combination of ages a run can give
+// what the framework keeps the same of (restartKept) with the acquires co
+// waits to grant at every combination of ages a run can give
 // them; it panics with a DesignFault otherwise. Restarts are few, so the
 // combinations (at most (ageCap+1)^MaxResources) are affordable.
 func (st *stepper) restartAgeFree(co, got *Coordinator) {
@@ -176,12 +176,12 @@ func (st *stepper) restartAgeFree(co, got *Coordinator) {
 	if n == 0 {
 		return
 	}
-	want, q, top := restartKept(*got), *co, m.ageCap()
+	want, q, top := restartKept(co, *got), *co, m.ageCap()
 	for i := range n {
 		q.Wait[waiting[i]].Age = 0
 	}
 	for {
-		if restartKept(st.d.Restart(q, m.Config.TTL)) != want {
+		if restartKept(&q, st.d.Restart(q, m.Config.TTL)) != want {
 			restartFault(waiting, n, co, &q)
 		}
 		i := 0 // the next combination of ages, as an odometer
@@ -212,12 +212,6 @@ func restartFault(waiting [MaxResources]int, n int, co, q *Coordinator) {
 		"for resources %v were %v instead of %v; a design whose decisions read ages must set ReportsTime "+
 		"(model.Design.ReportsTime), without which the searches' timers and ages reductions cut and merge "+
 		"ages as if only the framework read them", waiting[:n], other[:n], had[:n])})
-}
-
-// restartKept is what of a Restart's answer the framework keeps.
-func restartKept(co Coordinator) Coordinator {
-	co.Wait, co.AdvSeq = [MaxResources]Waiting{}, [MaxResources]uint8{}
-	return co
 }
 
 // sinkAnswer is Accepted's answer, as one comparable value.
@@ -280,7 +274,7 @@ func (m *Machine) probeAges() error {
 		try(decRestart, AcquireReq, func(q Msg) any { // q's age is the waiting acquire's
 			co := Coordinator{Wait: [MaxResources]Waiting{{Worker: 2, Inc: 1, Req: 1, Age: q.Age, Seq: 1}}}
 			co.Lease[0], co.Dedup[0][0], co.AdvSeq[0] = l, Dedup{Inc: 1, Req: 1, Token: 1, Grant: 1}, 1
-			return restartKept(d.Restart(co, ttl))
+			return restartKept(&co, d.Restart(co, ttl))
 		})
 	}
 	for _, kind := range []uint8{AcquireRep, RenewRep, ReleaseRep, WriteRep, ReadRep} {

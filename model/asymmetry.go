@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -74,7 +75,7 @@ func nameFree[R comparable](m *Machine, k decisionSet, got R, f func(p Perm) R) 
 	}
 	for _, p := range m.renamings { // by value: a pointer into m would make the state a step works on escape
 		if r := f(p); r != got {
-			m.nameFault(k, p, fmt.Sprintf("it returned %s, and %s on the same inputs",
+			m.nameFault(k, p, fmt.Sprintf("it returned %s, where it returned %s on the inputs as they were",
 				answerText(k, r), answerText(k, got)))
 		}
 	}
@@ -90,56 +91,87 @@ func decided[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(q 
 	nameFree(m, k, got, func(p Perm) R { return f(p.msg(*msg), p) })
 }
 
-// restartNameFree checks, when the machine checks Restart, that the
-// design's Restart, which returned got for coordinator in, returns the
-// renaming of got (but for what the framework overrides: Wait, AdvSeq) for
-// every renaming of in; it panics with a DesignFault otherwise.
+// restartNameFree checks, when the machine checks Restart, that of the
+// design's Restart of every renaming of coordinator in the framework keeps
+// (restartKept) the renaming of what it keeps of got, Restart's answer for
+// in; it panics with a DesignFault otherwise.
 func (st *stepper) restartNameFree(in, got *Coordinator) {
 	m := st.m
 	if m.nameChecked&decRestart == 0 {
 		return
 	}
 	nw, nr := m.Config.Workers, m.Config.Resources
+	kept := restartKept(in, *got)
 	for _, p := range m.renamings {
-		q, want := *in, *got
+		q, want := *in, kept
 		p.coordinator(in, &q, nw, nr)
-		p.coordinator(got, &want, nw, nr)
-		if restartKept(st.d.Restart(q, m.Config.TTL)) != restartKept(want) {
-			m.nameFault(decRestart, p, "it returned a coordinator that is not the renaming of the one it returned before")
+		p.coordinator(&kept, &want, nw, nr)
+		if other := restartKept(&q, st.d.Restart(q, m.Config.TTL)); other != want {
+			m.nameFault(decRestart, p, "it returned a coordinator "+firstDiff(other, want))
 		}
 	}
 }
 
-// sinkRestartNameFree checks, when the machine checks SinkRestart, that the
-// design's SinkRestart, which returned got for sink in, returns the
-// renaming of got (but for what the framework keeps: AdvSeq, AdvFence; its
-// results in any order) for every renaming of in; it panics with a
-// DesignFault otherwise.
+// sinkRestartNameFree checks, when the machine checks SinkRestart, that of
+// the design's SinkRestart of every renaming of sink in the framework keeps
+// (sinkKept) the renaming of what it keeps of got, SinkRestart's answer for
+// in; it panics with a DesignFault otherwise.
 func (st *stepper) sinkRestartNameFree(in, got *Sink) {
 	m := st.m
 	if m.nameChecked&decSinkRestart == 0 {
 		return
 	}
 	nr := m.Config.Resources
-	kept := func(k Sink) Sink {
-		k.AdvSeq, k.AdvFence = [MaxReplicas][MaxResources]uint8{}, [MaxReplicas][MaxResources]uint8{}
-		k.sortResults()
-		return k
-	}
+	kept := sinkKept(in, *got)
 	for _, p := range m.renamings {
-		q, want := *in, *got
+		q, want := *in, kept
 		p.sink(in, &q, nr)
-		p.sink(got, &want, nr)
-		if kept(st.d.SinkRestart(q)) != kept(want) {
-			m.nameFault(decSinkRestart, p, "it returned a sink that is not the renaming of the one it returned before")
+		p.sink(&kept, &want, nr)
+		other := st.d.SinkRestart(q)
+		if int(other.NResults) > len(other.Results) {
+			m.nameFault(decSinkRestart, p, fmt.Sprintf("it returned a sink of %d results", other.NResults))
+		}
+		if other = sinkKept(&q, other); other != want {
+			m.nameFault(decSinkRestart, p, "it returned a sink "+firstDiff(other, want))
 		}
 	}
+}
+
+// firstDiff names the first field in which a, a restart's answer on
+// renamed inputs, differs from b, the renaming of its answer on the inputs
+// as they were, with its value in each.
+func firstDiff(a, b any) string {
+	var walk func(x, y reflect.Value, path string) string
+	walk = func(x, y reflect.Value, path string) string {
+		switch x.Kind() {
+		case reflect.Struct:
+			for i := range x.NumField() {
+				if d := walk(x.Field(i), y.Field(i), path+"."+x.Type().Field(i).Name); d != "" {
+					return d
+				}
+			}
+			return ""
+		case reflect.Array:
+			for i := range x.Len() {
+				if d := walk(x.Index(i), y.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
+					return d
+				}
+			}
+			return ""
+		}
+		if x.Equal(y) {
+			return ""
+		}
+		return fmt.Sprintf("whose %s is %v, where the renaming of the one it returned on the inputs as they were has %v",
+			strings.TrimPrefix(path, "."), x, y)
+	}
+	return walk(reflect.ValueOf(a), reflect.ValueOf(b), "")
 }
 
 // nameFault panics with the DesignFault of decision k answering otherwise
 // (said by what) on its inputs renamed by p.
 func (m *Machine) nameFault(k decisionSet, p Perm, what string) {
-	panic(&DesignFault{Decision: k.name(), Detail: fmt.Sprintf("tells workers or resources apart: with %s %s; "+
+	panic(&DesignFault{Decision: k.name(), Detail: fmt.Sprintf("tells workers or resources apart: on %s %s; "+
 		"a design whose decisions read worker or resource numbers (Msg.Worker, Msg.Res, Msg.PW, Lease.Holder), "+
 		"or keep one in a register, a key or a message byte, must declare Asymmetric (model.Design.Asymmetric): "+
 		"without it, the searches' symmetry reduction takes a state for its renamings, and could prove the design "+
@@ -166,5 +198,5 @@ func (m *Machine) renamingText(p Perm) string {
 	}
 	moved("worker", p.W[:m.Config.Workers])
 	moved("resource", p.R[:m.Config.Resources])
-	return "its inputs' " + strings.Join(parts, " and ")
+	return "its inputs with " + strings.Join(parts, " and ")
 }

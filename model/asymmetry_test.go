@@ -96,6 +96,16 @@ var toldApart = map[string]model.Design{
 	}},
 }
 
+// faultNames is, for a decision of toldApart, what its fault names: the
+// answers that differ, or the field of a restarted coordinator or sink.
+var faultNames = map[string]string{
+	"Answers":  "it returned RepHeld, where it returned 0 (no answer) on the inputs as they were",
+	"Valid":    "it returned true, where it returned false",
+	"Deadline": "it returned", "Renew": "it returned", "Release": "it returned", "Check": "it returned",
+	"Commit": "it returned", "Prepared": "it returned", "Accepted": "it returned", "OnReply": "it returned",
+	"OnLease": "it returned", "Key": "it returned", "Restart": "whose Lease[", "SinkRestart": "whose Results[",
+}
+
 // alike is a design whose own decisions read worker and resource numbers
 // but treat every worker and every resource alike.
 var alike = twoStep(model.Design{
@@ -126,8 +136,19 @@ var alike = twoStep(model.Design{
 		}
 		return u
 	},
-	Key:     func(_ model.Msg, attempt uint8) uint8 { return attempt },
-	Restart: func(co model.Coordinator, _ int) model.Coordinator { return co },
+	Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
+	// What it writes into the ghost's fields, and a lease it makes up, the
+	// framework does not keep (restartKept), so they tell nothing apart.
+	Restart: func(co model.Coordinator, _ int) model.Coordinator {
+		for r := range co.Lease {
+			if co.Lease[r].Holder == 0 {
+				co.Lease[r] = model.Lease{Holder: 1, Token: 9}
+			}
+			co.Lease[r].Grant = co.Lease[r].Holder
+			co.Dedup[r][0].Grant = 7
+		}
+		return co
+	},
 	SinkRestart: func(s model.Sink) model.Sink {
 		for i := range s.U {
 			s.U[i] = model.Regs{}
@@ -300,6 +321,9 @@ func TestRenamingCheck(t *testing.T) {
 		f := checkRenamings(t, decision, m, 20000, steps)
 		if f == nil || f.Decision != decision || !strings.Contains(f.Detail, "model.Design.Asymmetric") {
 			t.Fatalf("%s: fault %v", decision, f)
+		}
+		if want := faultNames[decision]; !strings.Contains(f.Detail, want) {
+			t.Errorf("%s: %q names no %q", decision, f.Detail, want)
 		}
 		d.Asymmetric = true
 		if m, err = model.New(asymConfig, d); err != nil {

@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -379,5 +380,27 @@ func TestHeldWrite(t *testing.T) {
 		if a.Hold {
 			t.Fatalf("an asynchronous network offers %v", a)
 		}
+	}
+}
+
+// TestSinkRestartKeepsResultsInOrder: the results a design's SinkRestart
+// returns out of order are kept in order, as every step keeps them (the
+// canonical forms of the symmetry reduction assume it).
+func TestSinkRestartKeepsResultsInOrder(t *testing.T) {
+	c := Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 3, SinkRestarts: 1}
+	m, err := New(c, Design{SinkRestart: func(s Sink) Sink {
+		slices.Reverse(s.Results[:s.NResults])
+		return s
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Init()
+	s.Sink.Results[0] = Result{Res: 0, Writer: 1, Token: 1, Grant: 1}
+	s.Sink.Results[1] = Result{Res: 1, Writer: 2, Token: 1, Grant: 1}
+	s.Sink.NResults = 2
+	m.Next(&s, &Action{Kind: SinkCrash})
+	if r := s.Sink.Results; r[0].Res != 0 || r[1].Res != 1 {
+		t.Fatalf("results after the restart: %+v", r[:s.Sink.NResults])
 	}
 }

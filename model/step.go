@@ -221,21 +221,27 @@ func (st *stepper) do(a *Action) {
 	}
 }
 
-// restart applies the design's Restart to a coordinator replica; the ghost
-// identity of every lease it kept stays with it. The grant in progress is
-// lost and the numbers of advances are kept, whatever Restart returns:
-// both are the framework's.
+// restart applies the design's Restart to a coordinator replica, keeping
+// of its answer what restartKept keeps.
 func (st *stepper) restart(replica uint8) {
 	co := &st.s.Coord[replica]
-	before, dedup, seqs := co.Lease, co.Dedup, co.AdvSeq
 	in := *co
-	*co = st.d.Restart(in, st.m.Config.TTL)
-	st.restartAgeFree(&in, co)
-	st.restartNameFree(&in, co)
-	co.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
-	co.AdvSeq = seqs                  // advances are numbered durably: an old one's answer is never taken for a new one's
-	for r := range co.Lease {
-		l, b := &co.Lease[r], &before[r]
+	out := st.d.Restart(in, st.m.Config.TTL)
+	st.restartAgeFree(&in, &out)
+	st.restartNameFree(&in, &out)
+	*co = restartKept(&in, out)
+}
+
+// restartKept is what the framework keeps of out, the design's Restart of
+// coordinator in: the ghost identity of every lease it kept stays with it,
+// a lease it made up is no lease; the grant in progress (Wait) is lost and
+// the numbers of advances (AdvSeq) are kept, whatever Restart returns: all
+// of these are the framework's.
+func restartKept(in *Coordinator, out Coordinator) Coordinator {
+	out.Wait = [MaxResources]Waiting{} // a grant in progress lives in memory
+	out.AdvSeq = in.AdvSeq             // advances are numbered durably: an old one's answer is never taken for a new one's
+	for r := range out.Lease {
+		l, b := &out.Lease[r], &in.Lease[r]
 		if l.Holder != 0 && l.Holder == b.Holder && l.Inc == b.Inc && l.Token == b.Token {
 			l.Grant = b.Grant
 		} else {
@@ -244,8 +250,8 @@ func (st *stepper) restart(replica uint8) {
 		// Which grant a record answers with is the ghost's: a record kept
 		// keeps it, one the design changed or made up answers with no
 		// grant of the coordinator's (as a forged token).
-		for w := range co.Dedup[r] {
-			d, b := &co.Dedup[r][w], &dedup[r][w]
+		for w := range out.Dedup[r] {
+			d, b := &out.Dedup[r][w], &in.Dedup[r][w]
 			if d.Inc == b.Inc && d.Req == b.Req && d.Token == b.Token {
 				d.Grant = b.Grant
 			} else {
@@ -253,28 +259,37 @@ func (st *stepper) restart(replica uint8) {
 			}
 		}
 	}
+	return out
 }
 
-// sinkRestart applies the design's SinkRestart; a two-step write the sink
-// had checked but not committed is lost with its memory, and its record of
-// the advances it applied is kept, whatever SinkRestart returns: it is the
-// framework's.
+// sinkRestart applies the design's SinkRestart, keeping of its answer what
+// sinkKept keeps; a two-step write the sink had checked but not committed
+// is lost with its memory.
 func (st *stepper) sinkRestart() {
 	s := st.s
-	seqs, fences := s.Sink.AdvSeq, s.Sink.AdvFence
 	in := s.Sink
-	s.Sink = st.d.SinkRestart(in)
-	st.sinkRestartNameFree(&in, &s.Sink)
-	s.Sink.AdvSeq, s.Sink.AdvFence = seqs, fences // a retry is answered as before, a late copy ignored
-	if int(s.Sink.NResults) > len(s.Sink.Results) {
-		panic(&DesignFault{Decision: "SinkRestart", Detail: fmt.Sprintf("returned a sink of %d results, more than its table of %d", s.Sink.NResults, len(s.Sink.Results))})
+	out := st.d.SinkRestart(in)
+	if int(out.NResults) > len(out.Results) {
+		panic(&DesignFault{Decision: "SinkRestart", Detail: fmt.Sprintf("returned a sink of %d results, more than its table of %d", out.NResults, len(out.Results))})
 	}
+	st.sinkRestartNameFree(&in, &out)
+	s.Sink = sinkKept(&in, out)
 	for i := 0; i < int(s.NMsgs); i++ {
 		if s.Msgs[i].Kind == Commit {
 			st.remove(s.Msgs[i])
 			i--
 		}
 	}
+}
+
+// sinkKept is what the framework keeps of out, the design's SinkRestart of
+// sink in: its record of the advances it applied (AdvSeq, AdvFence) is the
+// framework's, kept whatever SinkRestart returns (a retry is answered as
+// before, a late copy ignored), and its results are kept in order.
+func sinkKept(in *Sink, out Sink) Sink {
+	out.AdvSeq, out.AdvFence = in.AdvSeq, in.AdvFence
+	out.sortResults()
+	return out
 }
 
 // request builds a request from worker w about its current resource.
