@@ -56,7 +56,11 @@ type BFSOptions struct {
 	// hash-compact one, with the omission bound over every state.
 	CompactAtBudget bool
 	// Symmetry is the symmetry reduction: states that are renamings of one
-	// another are stored once.
+	// another are stored once. It is sound because the machine's steps
+	// commute with renaming: the model checks at every step that the
+	// design's decisions do, unless it declares model.Design.Asymmetric
+	// (then only the renamings model.Machine.Symmetries allows are used:
+	// none).
 	Symmetry model.Symmetry
 	// Reduce leaves out the actions the reductions strike (model.Reduction:
 	// runs no longer, the same facts), so that the verdicts and the

@@ -30,8 +30,9 @@ type ProgressOptions struct {
 	// per orbit, as BFSOptions.Symmetry does (those the design does not
 	// allow are left out; zero: none). The verdicts are the same: every
 	// task is committed in a state exactly when it is in each renaming of
-	// it, and the machine's steps commute with renaming, so a state can
-	// reach a committed state exactly when its orbit's representative
+	// it, and the machine's steps commute with renaming (the model checks
+	// that the design's decisions do: model.Design.Asymmetric), so a state
+	// can reach a committed state exactly when its orbit's representative
 	// can. States and Stuck still count every state.
 	Symmetry model.Symmetry
 	// Fixpoint judges by the extended machine's whole fault-free graph and
