@@ -564,8 +564,12 @@ func runSearch(ctx context.Context, args []string, stdout io.Writer, cat []spec.
 	if saveErr != nil {
 		where = "not saved (the error follows on standard error)"
 	}
-	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) %s\n",
-		v.Name, inv, len(h.Ops()), len(run.Actions), where)
+	expected := "" // a violation the variant expects reads as what it is
+	if !*unexpected && v.Expect.Allowed().Has(inv) {
+		expected = " — expected of this variant (--unexpected searches past the violations it expects)"
+	}
+	fmt.Fprintf(stdout, "%s violates %s: counterexample of %d operations (%d actions) %s%s\n",
+		v.Name, inv, len(h.Ops()), len(run.Actions), where, expected)
 	printTrace(stdout, "counterexample", run, h, cat)
 	return exitViolation, reported(exitViolation, errors.Join(saveErr, liveErr))
 }

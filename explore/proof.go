@@ -297,7 +297,7 @@ func (p *proof) print(w io.Writer) {
 	if p.Progress != nil {
 		p.Progress.print(w)
 	} else {
-		fmt.Fprintln(w, "  progress: not checked — safety only: a design whose sink rejects every write holds every invariant; --liveness checks that every task can still commit")
+		fmt.Fprintln(w, "  progress: not checked — safety only: a design that never commits (its holders never write, say) holds every invariant; --liveness checks that every task can still commit")
 	}
 }
 

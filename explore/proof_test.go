@@ -251,13 +251,14 @@ func TestLivenessReferenceHolds(t *testing.T) {
 	}
 }
 
-// rejectAll is a design that is safe because its sink rejects every write:
+// rejectAll is a design whose sink rejects every write (safe at one
+// operation per worker, where no write reaches the sink):
 // it must fail progress.
 var rejectAll = spec.Variant{Name: "reject-all", Summary: "the sink rejects every write",
 	Design: stuck.RejectAll, Expect: spec.Expectation{Violates: spec.NonGuarantee}}
 
-// TestLivenessRejectAllFails: a sink that rejects every write is safe and
-// fails progress from every state, the initial one included: exit 1, with
+// TestLivenessRejectAllFails: a sink that rejects every write is safe at
+// one operation per worker and fails progress from every state, the initial one included: exit 1, with
 // the empty witness (nothing to save: a history needs an event). With a
 // larger budget the initial state still commits nothing, and with one
 // larger still its search reaches the state limit: not judged.
@@ -281,7 +282,7 @@ func TestLivenessRejectAllFails(t *testing.T) {
 	// Without --liveness the same search judges safety only, and says so
 	// (here incomplete too: one grant never makes a takeover).
 	code, safeOnly, _ := exploreWith(t, cat, append([]string{"search", "--variant", "reject-all", "--out", out}, progressFlags("1", "0")...)...)
-	if code != exitIncomplete || !strings.Contains(safeOnly, "progress: not checked — safety only: a design whose sink rejects every write holds every invariant; --liveness checks") {
+	if code != exitIncomplete || !strings.Contains(safeOnly, "progress: not checked — safety only: a design that never commits (its holders never write, say) holds every invariant; --liveness checks") {
 		t.Errorf("without --liveness: exit %d, want 3 and progress said not checked\n%s", code, safeOnly)
 	}
 	code, stdout, _ = exploreWith(t, cat, append(args, "--json")...)
@@ -527,5 +528,26 @@ func TestAnyTiming(t *testing.T) {
 		if got := anyTiming(model.Config{Delay: c.delay, Pause: c.pause}); got != c.want {
 			t.Errorf("delay %d, pause %d: %q, want %q", c.delay, c.pause, got, c.want)
 		}
+	}
+}
+
+// TestSearchSaysAViolationIsExpected: a search that stops at a violation
+// the variant expects says so (the reference's random search stopped at
+// absolute-validity, exit 1, reading as if the reference were unsafe); one
+// it does not expect does not (reject-all's write of the fence's own token
+// rejected as fenced: resource-independence).
+func TestSearchSaysAViolationIsExpected(t *testing.T) {
+	const note = "— expected of this variant (--unexpected searches past the violations it expects)"
+	code, stdout, _ := explore(t, "search", "--variant", "reference", "--runs", "2000", "--out", t.TempDir())
+	if code != exitViolation || !strings.Contains(stdout, "reference violates absolute-validity: counterexample of ") ||
+		!strings.Contains(stdout, note) {
+		t.Errorf("reference: exit %d\n%s", code, stdout)
+	}
+	flags := progressFlags("2", "0")
+	flags[slices.Index(flags, "--ops")+1] = "2"
+	code, stdout, _ = exploreWith(t, append(designs.All(), rejectAll),
+		append([]string{"search", "--variant", "reject-all", "--out", t.TempDir()}, flags...)...)
+	if code != exitViolation || !strings.Contains(stdout, "reject-all violates resource-independence: ") || strings.Contains(stdout, note) {
+		t.Errorf("reject-all: exit %d\n%s", code, stdout)
 	}
 }

@@ -1,12 +1,14 @@
 // Package stuck holds, for the tests of the progress check (checker's and
-// explore's), designs that are safe but cannot always commit: their sinks
-// reject writes a correct design takes.
+// explore's), designs that cannot always commit, safe at the bounds those
+// tests use: their sinks reject writes a correct design takes.
 package stuck
 
 import "github.com/fencecheck/fencecheck/model"
 
-// RejectAll is a design that is safe because its sink rejects every
-// write: it commits from no state, the initial one included.
+// RejectAll is a design whose sink rejects every write: it commits from
+// no state, the initial one included. It is safe only at bounds where no
+// write reaches the sink (one operation per worker): a write of the
+// fence's own token rejected as fenced violates resource-independence.
 var RejectAll = model.Design{Check: func(model.SinkView, model.Msg) uint8 { return model.RepFenced }}
 
 // FirstGrantOnly is a design whose sink takes writes of the first grant
