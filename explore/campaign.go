@@ -165,8 +165,15 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			}
 		case r.Expect.Missing(r.Violated) != 0 && miss != 0: // Problem says why
 		case r.Expect.Missing(r.Violated) != 0:
-			rw.Problem += fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
+			// The hint is of the violations not found: before the
+			// unexpected ones, which Unexpected lists last.
+			hint := fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
 				opt.Runs, r.Variant.Name)
+			if at := strings.Index(rw.Problem, "; unexpected violations: "); at >= 0 {
+				rw.Problem = rw.Problem[:at] + hint + rw.Problem[at:]
+			} else {
+				rw.Problem += hint
+			}
 		}
 		if rw.Unexpected {
 			code = exitViolation

@@ -551,3 +551,18 @@ func TestSearchSaysAViolationIsExpected(t *testing.T) {
 		t.Errorf("reject-all: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestCampaignHintFollowsTheMissingViolations: the campaign's hint that
+// random runs can miss a violation follows the violations not found, not
+// the unexpected ones after them.
+func TestCampaignHintFollowsTheMissingViolations(t *testing.T) {
+	flags := progressFlags("2", "0")[2:] // no --mode
+	flags[slices.Index(flags, "--ops")+1], flags[slices.Index(flags, "--grants")+1] = "2", "2"
+	code, stdout, _ := exploreWith(t, []spec.Variant{rejectAll},
+		append([]string{"campaign", "--runs", "300", "--out", t.TempDir()}, flags...)...)
+	want := "expected violations not found: absolute-validity (in 300 random runs, which can miss them: try more --runs, " +
+		"another --seed, or search --variant reject-all --mode bfs); unexpected violations: "
+	if code != exitViolation || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, want 1 and %q\n%s", code, want, stdout)
+	}
+}
