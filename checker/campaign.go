@@ -88,12 +88,12 @@ func (r *VariantResult) Problem() string {
 		return fmt.Sprintf("%v, at step %d of run %d (explore search --variant %s finds it with its trace)",
 			r.Fault.Cause, len(r.Fault.Actions), r.FaultRun, r.Variant.Name)
 	}
-	p := r.Expect.Unexpected(r.Violated)
-	if miss := r.Vacuous(); miss != 0 && r.Expect.Missing(r.Violated) != 0 {
-		p += fmt.Sprintf(" (none of the %d random runs reached %s, which the verdict depends on: that is why; more runs or steps may reach it)",
+	missed := r.Expect.Missed(r.Violated) // why it was missed follows it
+	if miss := r.Vacuous(); miss != 0 && missed != "" {
+		missed += fmt.Sprintf(" (none of the %d random runs reached %s, which the verdict depends on: that is why; more runs or steps may reach it)",
 			r.Runs, miss)
 	}
-	return p
+	return spec.JoinProblems(missed, r.Expect.Extra(r.Violated))
 }
 
 // Vacuous lists the scenes the variant's verdict depends on that no run

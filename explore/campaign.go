@@ -157,23 +157,13 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer, cat []spe
 			// A missing violation is no verdict yet: only the violations
 			// found that the spec does not allow are.
 			complete = false
-			extra := r.Violated &^ r.Expect.Allowed()
-			rw.Expected, rw.Unexpected = false, extra != 0
-			rw.Problem = ""
-			if extra != 0 {
-				rw.Problem = "unexpected violations: " + strings.Join(extra.IDs(), ", ")
-			}
+			rw.Problem = r.Expect.Extra(r.Violated)
+			rw.Expected, rw.Unexpected = false, rw.Problem != ""
 		case r.Expect.Missing(r.Violated) != 0 && miss != 0: // Problem says why
 		case r.Expect.Missing(r.Violated) != 0:
-			// The hint is of the violations not found: before the
-			// unexpected ones, which Unexpected lists last.
-			hint := fmt.Sprintf(" (in %d random runs, which can miss them: try more --runs, another --seed, or search --variant %s --mode bfs)",
-				opt.Runs, r.Variant.Name)
-			if at := strings.Index(rw.Problem, "; unexpected violations: "); at >= 0 {
-				rw.Problem = rw.Problem[:at] + hint + rw.Problem[at:]
-			} else {
-				rw.Problem += hint
-			}
+			rw.Problem = spec.JoinProblems(r.Expect.Missed(r.Violated)+fmt.Sprintf(" (in %d random runs, which can miss them: "+
+				"try more --runs, another --seed, or search --variant %s --mode bfs)", opt.Runs, r.Variant.Name),
+				r.Expect.Extra(r.Violated))
 		}
 		if rw.Unexpected {
 			code = exitViolation

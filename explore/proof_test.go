@@ -552,9 +552,10 @@ func TestSearchSaysAViolationIsExpected(t *testing.T) {
 	}
 }
 
-// TestCampaignHintFollowsTheMissingViolations: the campaign's hint that
-// random runs can miss a violation follows the violations not found, not
-// the unexpected ones after them.
+// TestCampaignHintFollowsTheMissingViolations: the campaign's hints on why
+// a violation was not found (random runs can miss it; no run reached the
+// scene it depends on) follow the violations not found, not the unexpected
+// ones after them.
 func TestCampaignHintFollowsTheMissingViolations(t *testing.T) {
 	flags := progressFlags("2", "0")[2:] // no --mode
 	flags[slices.Index(flags, "--ops")+1], flags[slices.Index(flags, "--grants")+1] = "2", "2"
@@ -564,5 +565,15 @@ func TestCampaignHintFollowsTheMissingViolations(t *testing.T) {
 		"another --seed, or search --variant reject-all --mode bfs); unexpected violations: "
 	if code != exitViolation || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d, want 1 and %q\n%s", code, want, stdout)
+	}
+	// One grant: no takeover, and the hint is checker's, that no run
+	// reached the scene the missing verdict depends on.
+	flags[slices.Index(flags, "--grants")+1] = "1"
+	code, stdout, _ = exploreWith(t, []spec.Variant{rejectAll},
+		append([]string{"campaign", "--runs", "300", "--out", t.TempDir()}, flags...)...)
+	want = "expected violations not found: absolute-validity (none of the 300 random runs reached takeover,stale-write, " +
+		"which the verdict depends on: that is why; more runs or steps may reach it); unexpected violations: "
+	if code != exitViolation || !strings.Contains(stdout, want) {
+		t.Errorf("one grant: exit %d, want 1 and %q\n%s", code, want, stdout)
 	}
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -155,8 +156,14 @@ func (e Expectation) Verdict(id string, violated Set) (found, expected bool) {
 }
 
 // Unexpected describes every verdict that differs from the expectation, or
-// "" when violated matches it.
+// "" when violated matches it: Missed, then Extra.
 func (e Expectation) Unexpected(violated Set) string {
+	return JoinProblems(e.Missed(violated), e.Extra(violated))
+}
+
+// Missed describes the violations the expectation demands that violated
+// lacks, or "".
+func (e Expectation) Missed(violated Set) string {
 	var parts []string
 	if missing := e.Violates &^ violated; missing != 0 {
 		parts = append(parts, fmt.Sprintf("expected violations not found: %s", strings.Join(missing.IDs(), ", ")))
@@ -164,10 +171,21 @@ func (e Expectation) Unexpected(violated Set) string {
 	if e.AnyOf != 0 && violated&e.AnyOf == 0 {
 		parts = append(parts, fmt.Sprintf("expected at least one of these violations, none found: %s", strings.Join(e.AnyOf.IDs(), ", ")))
 	}
+	return JoinProblems(parts...)
+}
+
+// Extra describes the violations in violated the expectation does not
+// allow, or "".
+func (e Expectation) Extra(violated Set) string {
 	if extra := violated &^ e.Allowed(); extra != 0 {
-		parts = append(parts, fmt.Sprintf("unexpected violations: %s", strings.Join(extra.IDs(), ", ")))
+		return fmt.Sprintf("unexpected violations: %s", strings.Join(extra.IDs(), ", "))
 	}
-	return strings.Join(parts, "; ")
+	return ""
+}
+
+// JoinProblems joins the non-empty descriptions of problems with "; ".
+func JoinProblems(parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "; ")
 }
 
 // Describe says what the expectation demands, for a person: the
