@@ -87,6 +87,9 @@ func nameFree[R comparable](m *Machine, k decisionSet, got R, f func(p Perm) R) 
 // (nameFree). f is the decision on a message q, its other inputs renamed by
 // p.
 func decided[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(q Msg, p Perm) R) {
+	if (m.ageChecked|m.nameChecked)&k == 0 {
+		return // the reference's decisions, and those of a design that declares both
+	}
 	ageFree(m, k, msg, got, func(q Msg) R { return f(q, m.identity) })
 	nameFree(m, k, got, func(p Perm) R { return f(p.msg(*msg), p) })
 }
