@@ -15,9 +15,12 @@ package model
 // invariants judge (which grant a token came from, the deadlines a holder
 // may count on, releases). Decisions get copies of what they read and
 // return what they decide, so no design can change what counts as a
-// violation. A design keeps its own state in Regs (per worker, per resource
-// at the coordinator and at the sink, per coordinator replica) and in one
-// byte per message (Msg.U).
+// violation; nor does any decision see that truth: in its inputs the
+// ghost's grant (Msg.Grant, Lease.Grant, Dedup.Grant, Result.Grant) and
+// whether a message's sender still waits for it (Msg.Live) are zero, for
+// no real process knows them. A design keeps its own state in Regs (per
+// worker, per resource at the coordinator and at the sink, per coordinator
+// replica) and in one byte per message (Msg.U).
 type Design struct {
 	// ReportsTime makes workers put their clock reading in acquire and renew
 	// requests (Msg.Skew, with Msg.Age the ticks since sending), for

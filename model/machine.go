@@ -63,7 +63,7 @@ func New(c Config, d Design) (m *Machine, err error) {
 		}
 	}()
 	step := d.tokenStep()
-	m = &Machine{Config: c, Design: d.withDefaults(), readsInert: d.OnReply == nil && d.OnSend == nil && d.Key == nil,
+	m = &Machine{Config: c, Design: d.blind().withDefaults(), readsInert: d.OnReply == nil && d.OnSend == nil && d.Key == nil,
 		identity: Identity()}
 	if !d.ReportsTime {
 		m.ageChecked = d.ownDecisions() & ageReaders

@@ -404,3 +404,30 @@ func TestSinkRestartKeepsResultsInOrder(t *testing.T) {
 		t.Fatalf("results after the restart: %+v", r[:s.Sink.NResults])
 	}
 }
+
+// TestSinkRestartKeepsTheGhostOfKeptResults: which grant a result came from
+// is the ghost's, which SinkRestart is not shown: a result it keeps as it
+// was keeps its grant, one it changed or made up came from no grant, and
+// the entries past its results are zero.
+func TestSinkRestartKeepsTheGhostOfKeptResults(t *testing.T) {
+	c := Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 3, SinkRestarts: 1}
+	m, err := New(c, Design{Asymmetric: true, SinkRestart: func(s Sink) Sink {
+		s.Results[1].Writer = 1                                              // changed
+		s.Results[2] = Result{Res: 1, Key: 0, Writer: 2, Token: 2, Grant: 2} // made up, with a grant of its own
+		s.Results[3] = Result{Res: 1, Writer: 1, Token: 1}                   // past NResults
+		s.NResults = 3
+		return s
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Init()
+	s.Sink.Results[0] = Result{Res: 0, Writer: 1, Token: 1, Grant: 1}
+	s.Sink.Results[1] = Result{Res: 1, Writer: 2, Token: 1, Grant: 1}
+	s.Sink.NResults = 2
+	m.Next(&s, &Action{Kind: SinkCrash})
+	want := [MaxResults]Result{{Res: 0, Writer: 1, Token: 1, Grant: 1}, {Res: 1, Writer: 1, Token: 1}, {Res: 1, Writer: 2, Token: 2}}
+	if s.Sink.Results != want || s.Sink.NResults != 3 {
+		t.Fatalf("results after the restart: %+v (%d), want %+v", s.Sink.Results, s.Sink.NResults, want)
+	}
+}

@@ -107,12 +107,13 @@ type Lease struct {
 	Holder uint8 // worker+1; 0: free
 	Inc    uint8
 	Token  uint8
-	Grant  uint8 // ghost: the grant this lease is
+	Grant  uint8 // ghost: the grant this lease is (a decision sees 0)
 	Left   int8  // ticks until the deadline on the coordinator's clock; 0 is the deadline itself, -1 past it
 }
 
 // Dedup is the coordinator's durable record of the last acquire it granted to
-// one worker: a retry with the same request gets the same grant.
+// one worker: a retry with the same request gets the same grant. Grant is
+// the ghost's: which grant that is (a decision sees 0).
 type Dedup struct {
 	Inc, Req, Token, Grant uint8
 }
@@ -137,7 +138,7 @@ type Result struct {
 	Key    uint8 // 0: the task's identity; otherwise the write attempt's (Design.Key)
 	Writer uint8 // payload: worker+1 and token it was computed under
 	Token  uint8
-	Grant  uint8 // ghost: the grant the write came from
+	Grant  uint8 // ghost: the grant the write came from (a decision sees 0)
 }
 
 // Message kinds.
@@ -187,12 +188,12 @@ type Msg struct {
 	Inc     uint8
 	Token   uint8
 	Req     uint8 // acquire: the request's sequence number
-	Grant   uint8 // ghost: the grant the token came from
+	Grant   uint8 // ghost: the grant the token came from (a decision sees 0)
 	Code    uint8 // replies: Rep*
 	PW, PT  uint8 // payload: writer+1 and token (writes, read replies)
 	Age     uint8 // ticks since an acquire or renew request (with Config.Delay, any message) was sent (capped); a decision may read it only with Design.ReportsTime
 	Skew    int8  // the sender's clock offset when it sent (Design.ReportsTime only)
-	Live    bool  // false once the worker no longer waits for the operation: it gave up, crashed, began another, or took its reply
+	Live    bool  // false once the worker no longer waits for the operation: it gave up, crashed, began another, or took its reply (the framework's: a decision sees false)
 	Key     uint8 // write: the result's key (Design.Key; 0: the task's identity)
 	U       uint8 // the design's byte (Design.Stamp)
 }

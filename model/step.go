@@ -285,9 +285,26 @@ func (st *stepper) sinkRestart() {
 // sinkKept is what the framework keeps of out, the design's SinkRestart of
 // sink in: its record of the advances it applied (AdvSeq, AdvFence) is the
 // framework's, kept whatever SinkRestart returns (a retry is answered as
-// before, a late copy ignored), and its results are kept in order.
+// before, a late copy ignored); which grant a result came from is the
+// ghost's: a result kept as it was keeps it, one the design changed or
+// made up came from no grant (as a forged token's); and the results are
+// kept in order, the entries past them zero.
 func sinkKept(in *Sink, out Sink) Sink {
 	out.AdvSeq, out.AdvFence = in.AdvSeq, in.AdvFence
+	for i := range out.Results {
+		x := &out.Results[i]
+		if i >= int(out.NResults) {
+			*x = Result{}
+			continue
+		}
+		x.Grant = 0
+		for j := range int(in.NResults) {
+			if b := &in.Results[j]; b.Res == x.Res && b.Key == x.Key && b.Writer == x.Writer && b.Token == x.Token {
+				x.Grant = b.Grant
+				break
+			}
+		}
+	}
 	out.sortResults()
 	return out
 }
