@@ -105,6 +105,9 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
 		b = append(b, g.Grants, g.Observed, g.Advanced)
+		if m.losesResults {
+			b = append(b, g.LostWriter, g.LostToken)
+		}
 		for i := 1; i <= int(g.Grants); i++ {
 			b = append(b, raw(&g.Grant[i])...)
 		}
@@ -176,6 +179,10 @@ func (m *Machine) Decode(b []byte, s *State) error {
 		g.Grants = d.count(MaxGrants)
 		x := d.take(2)
 		g.Observed, g.Advanced = x[0], x[1]
+		if m.losesResults {
+			x := d.take(2)
+			g.LostWriter, g.LostToken = x[0], x[1]
+		}
 		for i := 1; i <= int(g.Grants); i++ {
 			x, t := d.take(6), &g.Grant[i]
 			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Released = x[0], x[1], x[2], int8(x[3]), int8(x[4]), d.bool(x[5])

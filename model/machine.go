@@ -27,6 +27,10 @@ type Machine struct {
 	readsInert bool
 	// maxToken is MaxToken's value.
 	maxToken int
+	// losesResults: a sink restart may drop or change results (the design
+	// sets a SinkRestart of its own, and the config restarts the sink), so
+	// the ghost's LostWriter and LostToken are in use.
+	losesResults bool
 	// ageChecked: the decisions whose answers every step checks do not
 	// change with the age of the message (or waiting acquire) they read
 	// (ageFree, restartAgeFree): the design's own, when it does not set
@@ -82,6 +86,7 @@ func New(c Config, d Design) (m *Machine, err error) {
 			}
 		}
 	}
+	m.losesResults = d.ownDecisions()&decSinkRestart != 0 && c.SinkRestarts > 0
 	if sym := m.Symmetries(); sym != 0 {
 		m.renamings = renamingsOf(&c, sym)
 		m.nameChecked = d.ownDecisions() & identityReaders
@@ -133,6 +138,13 @@ const (
 	WriteAccepted
 	// WriteFenced: the sink rejected a write because of its token.
 	WriteFenced
+	// Reanswered: a coordinator answered an acquire its worker waits for
+	// from a record that is not of that request (a design's Answers said
+	// RepOK to a new request, or to a record a Restart changed or made
+	// up): the worker is told it holds the record's token, a grant in all
+	// but name, of a token granted before. (An answer to a request its
+	// worker gave up is taken by nobody.)
+	Reanswered
 )
 
 // Fact is what a step did, for the invariants: which grant (ghost identity)

@@ -212,6 +212,12 @@ type Ghost struct {
 	// Answered is, per worker, the set of its acquire requests that a new
 	// grant answered, whatever the design itself remembers.
 	Answered [MaxWorkers]ReqSet
+	// LostWriter and LostToken are the payload (as Result's Writer and
+	// Token) of a result of the resource that a sink restart dropped or
+	// changed, the first one, for idempotent-result: a sink that forgot a
+	// result and then accepts another payload for the task has accepted
+	// two, whatever its table holds now. Zero when none was lost.
+	LostWriter, LostToken uint8
 }
 
 // ReqSet is a set of a worker's acquire request numbers, 1..16 (Config.Ops
@@ -236,6 +242,9 @@ type GrantTruth struct {
 	Early int8
 	// Late is the ticks left until the deadline the reference coordinator
 	// sets: ttl after it received that request.
-	Late     int8
+	Late int8
+	// Released: the coordinator accepted the holder's release of the
+	// grant. A release from anyone else that a design accepts frees the
+	// lease, but the holder goes on counting on it.
 	Released bool
 }

@@ -274,12 +274,41 @@ func (st *stepper) sinkRestart() {
 	}
 	st.sinkRestartNameFree(&in, &out)
 	s.Sink = sinkKept(&in, out)
+	if st.m.losesResults {
+		st.loseResults(&in)
+	}
 	for i := 0; i < int(s.NMsgs); i++ {
 		if s.Msgs[i].Kind == Commit {
 			st.remove(s.Msgs[i])
 			i--
 		}
 	}
+}
+
+// loseResults records in the ghost, for each resource that has none
+// recorded yet, the payload of a result the sink held before its restart
+// (in) and holds no more: one the restart dropped or changed.
+func (st *stepper) loseResults(in *Sink) {
+	s := st.s
+	for i := range int(in.NResults) {
+		x := &in.Results[i]
+		g := &s.Ghost[x.Res]
+		if g.LostWriter != 0 || s.Sink.holds(x.Res, x.Writer, x.Token) {
+			continue
+		}
+		g.LostWriter, g.LostToken = x.Writer, x.Token
+	}
+}
+
+// holds reports whether the sink holds a result of resource r with the
+// payload writer and token.
+func (k *Sink) holds(r, writer, token uint8) bool {
+	for i := range int(k.NResults) {
+		if x := &k.Results[i]; x.Res == r && x.Writer == writer && x.Token == token {
+			return true
+		}
+	}
+	return false
 }
 
 // sinkKept is what the framework keeps of out, the design's SinkRestart of
@@ -534,6 +563,10 @@ func (st *stepper) acquire(msg *Msg) {
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
 			rep.Token, rep.Grant = rec.Token, rec.Grant
+			if msg.Live && (rec.Grant == 0 || rec.Req != msg.Req || rec.Inc != msg.Inc) {
+				st.fact = Fact{Kind: Reanswered, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
+					Token: rec.Token, Grant: rec.Grant}
+			}
 			return
 		}
 	case RepHeld:
@@ -647,7 +680,12 @@ func (st *stepper) release(msg *Msg) {
 		st.reply(msg, ReleaseRep, RepNotHolder)
 		return
 	}
-	s.Ghost[msg.Res].Grant[l.Grant].Released = true
+	if msg.Grant == l.Grant {
+		// Only the grant's holder gives it up: a release the design
+		// accepts from another worker frees the lease at the coordinator,
+		// while its holder goes on counting on it.
+		s.Ghost[msg.Res].Grant[l.Grant].Released = true
+	}
 	st.onLease(LeaseReleased, &co.RU[msg.Res], *l)
 	*l = Lease{}
 	if d.ReleaseAdvances {

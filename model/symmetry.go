@@ -73,6 +73,7 @@ func (m *Machine) permute(s *State, p *Perm, t *State) {
 		for i := 1; i <= int(g.Grants); i++ {
 			g.Grant[i].Worker = p.worker(g.Grant[i].Worker)
 		}
+		g.LostWriter = p.worker(g.LostWriter)
 		for w := 0; w < nw; w++ {
 			g.Answered[p.W[w]] = s.Ghost[r].Answered[w]
 		}
@@ -326,7 +327,7 @@ func pack(bs ...uint8) uint64 {
 func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 	m := c.m
 	g := &s.Ghost[r]
-	h := mix(pack(g.Grants, g.Observed, g.Advanced))
+	h := mix(pack(g.Grants, g.Observed, g.Advanced, bit(g.LostWriter != 0), g.LostToken))
 	for i := 1; i <= int(g.Grants); i++ {
 		t := &g.Grant[i]
 		h = mix(h ^ pack(bit(t.Worker != 0), t.Inc, t.Token, uint8(t.Early), uint8(t.Late), bit(t.Released)))

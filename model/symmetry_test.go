@@ -17,7 +17,16 @@ import (
 var symConfig = model.Config{Workers: 3, Resources: 2, Replicas: 2, TTL: 2, Ops: 3, Grants: 3, InFlight: 4,
 	Drops: 1, Dups: 1, Crashes: 1, Restarts: 1, Forgeries: 1, Skew: 1, SinkRestarts: 1}
 
-// variantMachines is one machine per built-in variant under c.
+// forgetfulSink is a design whose sink loses its results when it
+// restarts: the ghost then keeps a lost payload (Ghost.LostWriter), which
+// the state's encoding, renamings and canonical forms carry.
+var forgetfulSink = model.Design{SinkRestart: func(s model.Sink) model.Sink {
+	s.Results, s.NResults = [model.MaxResults]model.Result{}, 0
+	return s
+}}
+
+// variantMachines is one machine per built-in variant under c, and one of
+// forgetfulSink.
 func variantMachines(t *testing.T, c model.Config) map[string]*model.Machine {
 	ms := map[string]*model.Machine{}
 	for _, v := range designs.All() {
@@ -27,6 +36,11 @@ func variantMachines(t *testing.T, c model.Config) map[string]*model.Machine {
 		}
 		ms[v.Name] = m
 	}
+	m, err := model.New(c, forgetfulSink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms["forgetful-sink"] = m
 	return ms
 }
 

@@ -49,12 +49,19 @@ func bitOf(id string) Set {
 //     r was observed by its holder (a coordinator that reissues a number
 //     equal to the sink's fence still fails this, unlike a numeric check);
 //   - exclusive-lease: a new grant of r while an earlier, unreleased grant
-//     is still valid by its earliest deadline (ttl after its request was sent);
-//   - token-monotonic: a new grant's token is not above every earlier one;
+//     is still valid by its earliest deadline (ttl after its request was sent),
+//     or an acquire answered from a record of another request (a grant in
+//     all but name: model.Reanswered) while such a grant is, other than
+//     the record's own grant to the same holder; a grant is released only
+//     by its holder's release;
+//   - token-monotonic: a new grant's token is not above every earlier one,
+//     nor, for an acquire answered from a record of another request, above
+//     every earlier grant's but the record's own grant to the same holder
+//     (the same lease answered again);
 //   - fence-before-grant: a holder receives token t while the sink's fence
 //     of r is below t;
 //   - idempotent-result: after a write, the sink holds two different
-//     payloads for one task;
+//     payloads for one task, or one besides a payload it lost in a restart;
 //   - renew-validity: a renew is accepted at or after the grant's deadline
 //     (ttl after the coordinator received the request), for another owner,
 //     incarnation or token, or for a grant that a newer one superseded;
@@ -84,6 +91,22 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 		if g.Answered[f.Worker].Has(f.Req) {
 			v |= bitOf(AcquireIdempotent)
+		}
+	case model.Reanswered:
+		// As a new grant of the record's token, but that the grant the
+		// record is of (f.Grant), if its holder is the one answered now,
+		// is the same lease handed to it again.
+		for i := 1; i <= int(g.Grants); i++ {
+			t := &g.Grant[i]
+			if uint8(i) == f.Grant && t.Worker == f.Worker+1 && t.Inc == f.Inc {
+				continue
+			}
+			if !t.Released && t.Early > 0 {
+				v |= bitOf(ExclusiveLease)
+			}
+			if t.Token >= f.Token {
+				v |= bitOf(TokenMonotonic)
+			}
 		}
 	case model.GrantSeen:
 		if m.Fence(next, f.Res) < f.Token {
@@ -129,9 +152,13 @@ func writtenGrant(g *model.Ghost, f model.Fact) uint8 {
 }
 
 // mixedPayloads reports whether the sink holds two different payloads for
-// resource r's task.
+// resource r's task, counting the payload of a result a sink restart lost
+// (Ghost.LostWriter) as held.
 func mixedPayloads(s *model.State, r uint8) bool {
 	var first *model.Result
+	if g := &s.Ghost[r]; g.LostWriter != 0 {
+		first = &model.Result{Res: r, Writer: g.LostWriter, Token: g.LostToken}
+	}
 	for i := 0; i < int(s.Sink.NResults); i++ {
 		x := &s.Sink.Results[i]
 		if x.Res != r {
