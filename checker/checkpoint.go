@@ -1016,6 +1016,18 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	if n := r.count(6); r.err == nil && n != lv.States {
 		r.corrupt("%d links for %d states", n, lv.States)
 	}
+	if lv.Spilled && r.err == nil {
+		// The search had sent its links to disk with its levels, to keep
+		// within its budget: so do they go again, a block at a time, as
+		// they are read.
+		dir, err := b.spillDir()
+		if err == nil {
+			err = paths.toDisk(dir)
+		}
+		if err != nil {
+			return fmt.Errorf("spill directory: %w", err)
+		}
+	}
 	for i := uint64(0); i < lv.States && r.err == nil; i += pathChunk {
 		n := min(pathChunk, lv.States-i)
 		parent, act := make([]uint32, pathChunk), make([]uint16, pathChunk)
@@ -1035,8 +1047,15 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 			}
 		}
 		paths.parent, paths.act = append(paths.parent, parent), append(paths.act, act)
+		if c := len(paths.parent) - 1; paths.file != nil && n == pathChunk {
+			paths.write(c) // full: to disk, as the search would have written it
+			paths.parent[c], paths.act[c] = nil, nil
+		}
 	}
 	paths.n = int(lv.States)
+	if paths.err != nil {
+		r.err = paths.err
+	}
 
 	r.section = "frontier"
 	if n := r.count(3); r.err == nil && n != lv.Frontier {
@@ -1048,6 +1067,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	if lv.Spilled {
 		var err error
 		if spill, err = b.newLevel(); err != nil {
+			paths.close()
 			return err
 		}
 	}
@@ -1087,6 +1107,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		}
 	}
 	if r.err != nil {
+		paths.close()
 		return r.err
 	}
 

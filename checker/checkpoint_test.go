@@ -596,3 +596,38 @@ func TestBFSResumeDeeperDesignChange(t *testing.T) {
 		t.Fatalf("a path's index out of range: %v, %v", run, b.disk.err)
 	}
 }
+
+// TestBFSResumeKeepsLinksOnDisk: a search that kept its levels on disk
+// kept its parent links there too, to stay within its budget; resumed, it
+// reads them back to disk as it reads them, not into memory, where they
+// would leave it less of its budget than the uninterrupted search had
+// (which then stopped short of it at the same budget). The resumed search
+// ends as the uninterrupted one, its counterexamples read from the file.
+func TestBFSResumeKeepsLinksOnDisk(t *testing.T) {
+	ctx := context.Background()
+	tc := faultsCase(t)
+	want := BFS(ctx, tc.m, tc.opt)
+	dir := t.TempDir()
+	opt := tc.opt
+	opt.Spill, opt.Checkpoint, opt.MaxDepth = true, dir, 15
+	if r := BFS(ctx, tc.m, opt); r.Stopped != StopDepth || r.States <= pathChunk {
+		t.Fatalf("to depth 15: %s, %d states (want a full block of links) %v", r.Stopped, r.States, r.Err)
+	}
+	opt.Spill, opt.Checkpoint, opt.Resume, opt.MaxDepth, opt.SpillDir = false, "", dir, tc.opt.MaxDepth, t.TempDir()
+	b := newBFS(tc.m, opt)
+	if err := b.begin(); err != nil {
+		t.Fatal(err)
+	}
+	if b.paths.file == nil || b.paths.bytes() > linkBlock || b.paths.n != int(b.seen.len()) {
+		t.Fatalf("resumed: links file %v, %d bytes of links in memory, %d links for %d states", b.paths.file != nil,
+			b.paths.bytes(), b.paths.n, b.seen.len())
+	}
+	b.paths.close()
+	if b.disk.cur != nil {
+		remove(b.disk.cur.f)
+	}
+	if b.disk.next != nil {
+		remove(b.disk.next.f)
+	}
+	sameSearch(t, "resumed with its links on disk", want, BFS(ctx, tc.m, opt))
+}
