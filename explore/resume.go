@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -28,13 +29,18 @@ func newDiskFlags(fs *flag.FlagSet) diskFlags {
 	}
 }
 
-// check refuses the flags with a random search, and --checkpoint-every
-// without a checkpoint directory to save in.
+// check refuses the flags with a random search, --checkpoint-every
+// without a checkpoint directory to save in, and a --spill-dir that is a
+// file (found as the search starts, not when it first spills, maybe hours
+// later).
 func (d diskFlags) check(mode string) error {
 	if *d.every != 0 && *d.checkpoint == "" && *d.resume == "" {
 		return usagef("--checkpoint-every needs --checkpoint DIR (or --resume DIR) to save in")
 	}
 	if mode == "bfs" {
+		if st, err := os.Stat(*d.spillDir); *d.spillDir != "" && err == nil && !st.IsDir() {
+			return usagef("--spill-dir: %s is a file, not a directory", *d.spillDir)
+		}
 		return nil
 	}
 	for _, f := range []struct{ name, value string }{{"checkpoint", *d.checkpoint}, {"resume", *d.resume}, {"spill-dir", *d.spillDir}} {

@@ -152,6 +152,13 @@ func TestSearchResumeBadCheckpoint(t *testing.T) {
 	if code, _, stderr := explore(t, append(base, "--checkpoint-every", "1m")...); code != exitUsage || !strings.Contains(stderr, "--checkpoint-every needs") {
 		t.Errorf("--checkpoint-every with no directory to save in: exit %d, stderr %q", code, stderr)
 	}
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := explore(t, append(base, "--spill-dir", notDir)...); code != exitUsage || !strings.Contains(stderr, "--spill-dir: "+notDir+" is a file") {
+		t.Errorf("a file for --spill-dir: exit %d, stderr %q", code, stderr)
+	}
 	for _, flag := range []string{"--resume", "--checkpoint", "--spill-dir"} {
 		code, _, stderr := explore(t, "search", "--variant", "reference", "--mode", "random", flag, dir)
 		if code != exitUsage || !strings.Contains(stderr, flag+" is for --mode bfs") {
