@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 	"unsafe"
@@ -19,6 +20,7 @@ import (
 type disk struct {
 	dir     string        // the spill directory, once made
 	tempDir bool          // made under os.TempDir by the search: removed at the end
+	madeDir bool          // the spill directory asked for (BFSOptions.SpillDir) made by the search: removed at the end if empty
 	cur     *levelReader  // the level being expanded, when it is on disk
 	next    *levelWriter  // the next level, when it goes to disk
 	spilled uint64        // bytes written to level files
@@ -80,6 +82,8 @@ func (b *bfs) spillDir() (string, error) {
 		return d.dir, nil
 	}
 	if dir := cmp.Or(b.opt.SpillDir, b.opt.Checkpoint); dir != "" {
+		_, err := os.Stat(dir)
+		d.madeDir = errors.Is(err, fs.ErrNotExist)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
@@ -240,6 +244,8 @@ func (d *disk) close() {
 	}
 	if d.tempDir {
 		os.RemoveAll(d.dir)
+	} else if d.madeDir {
+		os.Remove(d.dir) // only if empty: a checkpoint may be there
 	}
 	if d.lock != "" {
 		os.Remove(d.lock)

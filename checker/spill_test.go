@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -254,5 +257,26 @@ func TestBFSLinksFileLost(t *testing.T) {
 		}
 		emptyDir(t, tc.name, opt.SpillDir)
 		t.Logf("%s: %s after %d states: %v", tc.name, r.Stopped, r.States, r.Err)
+	}
+}
+
+// TestBFSSpillDirMadeIsRemoved: a spill directory the search made
+// (BFSOptions.SpillDir did not exist) is removed with its files when the
+// search ends; one that was there is left.
+func TestBFSSpillDirMadeIsRemoved(t *testing.T) {
+	m := newMachine(t, smallConfig, model.Design{})
+	parent := t.TempDir()
+	made := filepath.Join(parent, "made")
+	if r := BFS(context.Background(), m, BFSOptions{Spill: true, SpillDir: made}); !r.Complete || r.SpilledBytes == 0 {
+		t.Fatalf("%s, %d bytes spilled (%v)", r.Stopped, r.SpilledBytes, r.Err)
+	}
+	if _, err := os.Stat(made); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the spill directory the search made is still there: %v", err)
+	}
+	if r := BFS(context.Background(), m, BFSOptions{Spill: true, SpillDir: parent}); !r.Complete {
+		t.Fatalf("%s (%v)", r.Stopped, r.Err)
+	}
+	if _, err := os.Stat(parent); err != nil {
+		t.Fatalf("the spill directory given was removed: %v", err)
 	}
 }
