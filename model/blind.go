@@ -59,9 +59,9 @@ func (s Sink) blind() Sink {
 }
 
 // blind returns d with every decision it sets that reads the framework's
-// structures wrapped to see them blind. The decisions it leaves nil are
-// the reference's, which read no ghost, and so are the ones that read
-// only registers and numbers.
+// structures wrapped to see them blind. The others are left as they are:
+// those it leaves nil are the reference's, which read no ghost, and the
+// rest read only registers and numbers.
 func (d Design) blind() Design {
 	if f := d.Valid; f != nil {
 		d.Valid = func(l Lease, req Msg) bool { return f(l.blind(), req.blind()) }

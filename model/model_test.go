@@ -383,15 +383,13 @@ func TestHeldWrite(t *testing.T) {
 	}
 }
 
-// TestSinkRestartKeepsResultsInOrder: the results a design's SinkRestart
-// returns out of order are kept in order, as every step keeps them (the
-// canonical forms of the symmetry reduction assume it).
-func TestSinkRestartKeepsResultsInOrder(t *testing.T) {
-	c := Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 3, SinkRestarts: 1}
-	m, err := New(c, Design{SinkRestart: func(s Sink) Sink {
-		slices.Reverse(s.Results[:s.NResults])
-		return s
-	}})
+// afterSinkRestart is design d's machine and its state after a sink
+// restart of a sink that held two results, resource 0's by worker 0 and
+// resource 1's by worker 1, each from its resource's first grant.
+func afterSinkRestart(t *testing.T, d Design) (*Machine, State) {
+	t.Helper()
+	c := Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 3, SinkRestarts: 2}
+	m, err := New(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +398,17 @@ func TestSinkRestartKeepsResultsInOrder(t *testing.T) {
 	s.Sink.Results[1] = Result{Res: 1, Writer: 2, Token: 1, Grant: 1}
 	s.Sink.NResults = 2
 	m.Next(&s, &Action{Kind: SinkCrash})
+	return m, s
+}
+
+// TestSinkRestartKeepsResultsInOrder: the results a design's SinkRestart
+// returns out of order are kept in order, as every step keeps them (the
+// canonical forms of the symmetry reduction assume it).
+func TestSinkRestartKeepsResultsInOrder(t *testing.T) {
+	_, s := afterSinkRestart(t, Design{SinkRestart: func(s Sink) Sink {
+		slices.Reverse(s.Results[:s.NResults])
+		return s
+	}})
 	if r := s.Sink.Results; r[0].Res != 0 || r[1].Res != 1 {
 		t.Fatalf("results after the restart: %+v", r[:s.Sink.NResults])
 	}
@@ -410,22 +419,13 @@ func TestSinkRestartKeepsResultsInOrder(t *testing.T) {
 // was keeps its grant, one it changed or made up came from no grant, and
 // the entries past its results are zero.
 func TestSinkRestartKeepsTheGhostOfKeptResults(t *testing.T) {
-	c := Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 3, SinkRestarts: 1}
-	m, err := New(c, Design{Asymmetric: true, SinkRestart: func(s Sink) Sink {
+	_, s := afterSinkRestart(t, Design{Asymmetric: true, SinkRestart: func(s Sink) Sink {
 		s.Results[1].Writer = 1                                              // changed
 		s.Results[2] = Result{Res: 1, Key: 0, Writer: 2, Token: 2, Grant: 2} // made up, with a grant of its own
 		s.Results[3] = Result{Res: 1, Writer: 1, Token: 1}                   // past NResults
 		s.NResults = 3
 		return s
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := m.Init()
-	s.Sink.Results[0] = Result{Res: 0, Writer: 1, Token: 1, Grant: 1}
-	s.Sink.Results[1] = Result{Res: 1, Writer: 2, Token: 1, Grant: 1}
-	s.Sink.NResults = 2
-	m.Next(&s, &Action{Kind: SinkCrash})
 	want := [MaxResults]Result{{Res: 0, Writer: 1, Token: 1, Grant: 1}, {Res: 1, Writer: 1, Token: 1}, {Res: 1, Writer: 2, Token: 2}}
 	if s.Sink.Results != want || s.Sink.NResults != 3 {
 		t.Fatalf("results after the restart: %+v (%d), want %+v", s.Sink.Results, s.Sink.NResults, want)
@@ -433,28 +433,21 @@ func TestSinkRestartKeepsTheGhostOfKeptResults(t *testing.T) {
 }
 
 // TestLostResultsAreState: the payload a sink restart lost is part of the
-// state: encoded and decoded, renamed with its writer, and the same orbit
-// for every renaming; and it is the first payload lost that stays.
+// state: encoded and decoded, renamed with its writer and its resource,
+// and the same orbit for every renaming; and it is the first payload lost
+// that stays.
 func TestLostResultsAreState(t *testing.T) {
-	c := Config{Workers: 2, Resources: 2, Replicas: 1, TTL: 2, Ops: 3, Grants: 2, InFlight: 3, SinkRestarts: 2}
-	m, err := New(c, Design{SinkRestart: func(s Sink) Sink {
+	m, s := afterSinkRestart(t, Design{SinkRestart: func(s Sink) Sink {
 		s.Results, s.NResults = [MaxResults]Result{}, 0
 		return s
 	}})
-	if err != nil {
-		t.Fatal(err)
+	if g := s.Ghost; g[0].LostWriter != 1 || g[0].LostToken != 1 || g[1].LostWriter != 2 || g[1].LostToken != 1 {
+		t.Fatalf("ghost after the restart: %+v, %+v", g[0], g[1])
 	}
-	s := m.Init()
-	s.Sink.Results[0] = Result{Res: 1, Writer: 1, Token: 2, Grant: 1}
+	s.Sink.Results[0] = Result{Res: 1, Writer: 1, Token: 3, Grant: 2}
 	s.Sink.NResults = 1
 	m.Next(&s, &Action{Kind: SinkCrash})
-	if g := s.Ghost[1]; g.LostWriter != 1 || g.LostToken != 2 || s.Ghost[0].LostWriter != 0 {
-		t.Fatalf("ghost after the restart: %+v, %+v", s.Ghost[0], s.Ghost[1])
-	}
-	s.Sink.Results[0] = Result{Res: 1, Writer: 2, Token: 3, Grant: 2}
-	s.Sink.NResults = 1
-	m.Next(&s, &Action{Kind: SinkCrash})
-	if g := s.Ghost[1]; g.LostWriter != 1 || g.LostToken != 2 {
+	if g := s.Ghost[1]; g.LostWriter != 2 || g.LostToken != 1 {
 		t.Fatalf("a second loss replaced the first: %+v", g)
 	}
 	var u State
@@ -463,7 +456,7 @@ func TestLostResultsAreState(t *testing.T) {
 	}
 	p := Perm{W: [MaxWorkers]uint8{1, 0, 2, 3}, R: [MaxResources]uint8{1, 0, 2}}
 	ps := m.Permute(&s, &p)
-	if g := ps.Ghost[0]; g.LostWriter != 2 || g.LostToken != 2 {
+	if g := ps.Ghost[0]; g.LostWriter != 1 || g.LostToken != 1 {
 		t.Fatalf("renamed, resource 1's lost payload became resource 0's %+v", g)
 	}
 	canon := m.NewCanon(SymWorkers | SymResources)
