@@ -243,8 +243,9 @@ type BFSResult struct {
 	// block of 65,536); BytesPerState is StoredBytes /
 	// States. FrontierBytes is the peak memory of the states waiting to be
 	// expanded and their candidate successors (transient, not included).
-	// PeakHeapBytes is the peak of the Go heap in use, sampled after each
-	// phase of each level and at each progress report.
+	// PeakHeapBytes is the peak of the Go heap in use, sampled as the
+	// search begins (after reading a checkpoint), after each phase of each
+	// level and at each progress report.
 	StoredBytes   uint64  `json:"storedBytes"`
 	BytesPerState float64 `json:"bytesPerState"`
 	FrontierBytes uint64  `json:"frontierBytes"`
@@ -594,6 +595,7 @@ func (b *bfs) run(ctx context.Context) BFSResult {
 	if err := b.begin(); err != nil { // a checkpoint resumed replaces the initial state; Spill starts
 		return BFSResult{Stopped: StopError, Err: err}
 	}
+	b.mem.sample() // the heap a checkpoint read takes counts, even if the search stops at once
 	stopped := StopComplete
 	var stop edge
 	for b.levelLen() > 0 {

@@ -630,4 +630,10 @@ func TestBFSResumeKeepsLinksOnDisk(t *testing.T) {
 		remove(b.disk.next.f)
 	}
 	sameSearch(t, "resumed with its links on disk", want, BFS(ctx, tc.m, opt))
+	// A resumed search that stops at once, at a state bound its
+	// checkpoint has passed, still reports the heap its reading took.
+	opt.MaxStates = 1
+	if r := BFS(ctx, tc.m, opt); r.Stopped != StopMaxStates || r.PeakHeapBytes == 0 {
+		t.Fatalf("resumed past its state bound: %s, peak heap %d", r.Stopped, r.PeakHeapBytes)
+	}
 }
