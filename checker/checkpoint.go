@@ -940,6 +940,12 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		first[bits.TrailingZeros16(uint16(s))] = edge{parent: e.Parent, act: e.Act, ok: true}
 	}
 
+	// The links and the frontier go to disk as they are read, a block at
+	// a time, if the search had sent them there to keep within its
+	// budget, or if the rest of the checkpoint is as large as this
+	// search's budget: it would meet the budget as it began, and send them
+	// there first.
+	toDisk := lv.Spilled || b.opt.MaxMemory > 0 && uint64(r.left) >= b.opt.MaxMemory
 	seen := newStateSet(lv.HashCompact)
 	var keys uint64
 	for p := range seen.parts {
@@ -1016,10 +1022,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	if n := r.count(6); r.err == nil && n != lv.States {
 		r.corrupt("%d links for %d states", n, lv.States)
 	}
-	if lv.Spilled && r.err == nil {
-		// The search had sent its links to disk with its levels, to keep
-		// within its budget: so do they go again, a block at a time, as
-		// they are read.
+	if toDisk && r.err == nil {
 		dir, err := b.spillDir()
 		if err == nil {
 			err = paths.toDisk(dir)
@@ -1064,7 +1067,7 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	var spill *levelWriter
 	var front arena
 	var cur []uint64
-	if lv.Spilled {
+	if toDisk {
 		var err error
 		if spill, err = b.newLevel(); err != nil {
 			paths.close()

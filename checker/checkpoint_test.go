@@ -603,37 +603,47 @@ func TestBFSResumeDeeperDesignChange(t *testing.T) {
 // would leave it less of its budget than the uninterrupted search had
 // (which then stopped short of it at the same budget). The resumed search
 // ends as the uninterrupted one, its counterexamples read from the file.
+// A checkpoint kept in memory goes to disk so too when it is as large as
+// the budget of the search resumed from it, which would meet its budget
+// as it began.
 func TestBFSResumeKeepsLinksOnDisk(t *testing.T) {
 	ctx := context.Background()
 	tc := faultsCase(t)
 	want := BFS(ctx, tc.m, tc.opt)
-	dir := t.TempDir()
-	opt := tc.opt
-	opt.Spill, opt.Checkpoint, opt.MaxDepth = true, dir, 15
-	if r := BFS(ctx, tc.m, opt); r.Stopped != StopDepth || r.States <= pathChunk {
-		t.Fatalf("to depth 15: %s, %d states (want a full block of links) %v", r.Stopped, r.States, r.Err)
-	}
-	opt.Spill, opt.Checkpoint, opt.Resume, opt.MaxDepth, opt.SpillDir = false, "", dir, tc.opt.MaxDepth, t.TempDir()
-	b := newBFS(tc.m, opt)
-	if err := b.begin(); err != nil {
-		t.Fatal(err)
-	}
-	if b.paths.file == nil || b.paths.bytes() > linkBlock || b.paths.n != int(b.seen.len()) {
-		t.Fatalf("resumed: links file %v, %d bytes of links in memory, %d links for %d states", b.paths.file != nil,
-			b.paths.bytes(), b.paths.n, b.seen.len())
-	}
-	b.paths.close()
-	if b.disk.cur != nil {
-		remove(b.disk.cur.f)
-	}
-	if b.disk.next != nil {
-		remove(b.disk.next.f)
-	}
-	sameSearch(t, "resumed with its links on disk", want, BFS(ctx, tc.m, opt))
-	// A resumed search that stops at once, at a state bound its
-	// checkpoint has passed, still reports the heap its reading took.
-	opt.MaxStates = 1
-	if r := BFS(ctx, tc.m, opt); r.Stopped != StopMaxStates || r.PeakHeapBytes == 0 {
-		t.Fatalf("resumed past its state bound: %s, peak heap %d", r.Stopped, r.PeakHeapBytes)
+	for _, spilled := range []bool{true, false} {
+		dir := t.TempDir()
+		opt := tc.opt
+		opt.Spill, opt.Checkpoint, opt.MaxDepth = spilled, dir, 15
+		if r := BFS(ctx, tc.m, opt); r.Stopped != StopDepth || r.States <= pathChunk {
+			t.Fatalf("to depth 15: %s, %d states (want a full block of links) %v", r.Stopped, r.States, r.Err)
+		}
+		opt.Spill, opt.Checkpoint, opt.Resume, opt.MaxDepth, opt.SpillDir = false, "", dir, tc.opt.MaxDepth, t.TempDir()
+		if !spilled {
+			st, err := os.Stat(filepath.Join(dir, CheckpointFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.MaxMemory = uint64(st.Size()) / 2
+		}
+		b := newBFS(tc.m, opt)
+		if err := b.begin(); err != nil {
+			t.Fatal(err)
+		}
+		if b.paths.file == nil || b.paths.bytes() > linkBlock || b.paths.n != int(b.seen.len()) || b.disk.cur == nil {
+			t.Fatalf("resumed (spilled %v): links file %v, %d bytes of links in memory, %d links for %d states, frontier on disk %v",
+				spilled, b.paths.file != nil, b.paths.bytes(), b.paths.n, b.seen.len(), b.disk.cur != nil)
+		}
+		b.paths.close()
+		b.disk.close()
+		if !spilled {
+			continue // at a budget that binds, the search goes on as its heap lets it
+		}
+		sameSearch(t, "resumed with its links on disk", want, BFS(ctx, tc.m, opt))
+		// A resumed search that stops at once, at a state bound its
+		// checkpoint has passed, still reports the heap its reading took.
+		opt.MaxStates = 1
+		if r := BFS(ctx, tc.m, opt); r.Stopped != StopMaxStates || r.PeakHeapBytes == 0 {
+			t.Fatalf("resumed past its state bound: %s, peak heap %d", r.Stopped, r.PeakHeapBytes)
+		}
 	}
 }
