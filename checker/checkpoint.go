@@ -940,12 +940,14 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 		first[bits.TrailingZeros16(uint16(s))] = edge{parent: e.Parent, act: e.Act, ok: true}
 	}
 
-	// The links and the frontier go to disk as they are read, a block at
-	// a time, if the search had sent them there to keep within its
-	// budget, or if the rest of the checkpoint is as large as this
-	// search's budget: it would meet the budget as it began, and send them
-	// there first.
-	toDisk := lv.Spilled || b.opt.MaxMemory > 0 && uint64(r.left) >= b.opt.MaxMemory
+	// If the rest of the checkpoint is as large as this search's budget,
+	// the search would meet its budget as it began: as it would then, the
+	// links and the frontier go to disk as they are read, a block at a
+	// time (as they do if the search had sent them there), and an exact
+	// visited set turns hash-compact a part at a time, if the search may
+	// switch (BFSOptions.CompactAtBudget).
+	big := b.opt.MaxMemory > 0 && uint64(r.left) >= b.opt.MaxMemory
+	toDisk, compact := lv.Spilled || big, big && !lv.HashCompact && b.opt.CompactAtBudget
 	seen := newStateSet(lv.HashCompact)
 	var keys uint64
 	for p := range seen.parts {
@@ -967,6 +969,9 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 					keys++
 					pos += 2 + l
 				}
+			}
+			if compact && r.err == nil {
+				seen.compactPart(p)
 			}
 			continue
 		}
@@ -1122,6 +1127,9 @@ func (b *bfs) readCheckpoint(r *ckReader) error {
 	b.violated = spec.SetOf(lv.Violated...)
 	b.counts, b.countsLost = counts, version < 6 || lv.ViolationsLost
 	b.opt.HashCompact, b.compactedAt, b.denseAt, b.layeredAt = lv.HashCompact, lv.CompactedAt, lv.DenseAt, lv.LayeredAt
+	if compact {
+		b.opt.HashCompact, b.compactedAt = true, lv.States
+	}
 	b.disk.spilled = lv.SpilledBytes
 	b.start = time.Now().Add(-lv.Elapsed)
 	b.lastProgress = b.start

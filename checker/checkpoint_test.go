@@ -605,7 +605,8 @@ func TestBFSResumeDeeperDesignChange(t *testing.T) {
 // ends as the uninterrupted one, its counterexamples read from the file.
 // A checkpoint kept in memory goes to disk so too when it is as large as
 // the budget of the search resumed from it, which would meet its budget
-// as it began.
+// as it began; its exact visited set then turns hash-compact as it is
+// read, as the search would turn it at its budget.
 func TestBFSResumeKeepsLinksOnDisk(t *testing.T) {
 	ctx := context.Background()
 	tc := faultsCase(t)
@@ -623,7 +624,7 @@ func TestBFSResumeKeepsLinksOnDisk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt.MaxMemory = uint64(st.Size()) / 2
+			opt.MaxMemory, opt.CompactAtBudget = uint64(st.Size())/2, true
 		}
 		b := newBFS(tc.m, opt)
 		if err := b.begin(); err != nil {
@@ -632,6 +633,10 @@ func TestBFSResumeKeepsLinksOnDisk(t *testing.T) {
 		if b.paths.file == nil || b.paths.bytes() > linkBlock || b.paths.n != int(b.seen.len()) || b.disk.cur == nil {
 			t.Fatalf("resumed (spilled %v): links file %v, %d bytes of links in memory, %d links for %d states, frontier on disk %v",
 				spilled, b.paths.file != nil, b.paths.bytes(), b.paths.n, b.seen.len(), b.disk.cur != nil)
+		}
+		if compacted := b.opt.HashCompact && b.compactedAt == b.seen.len() && b.seen.parts[0].compact; compacted == spilled {
+			t.Fatalf("resumed (spilled %v): the exact visited set turned hash-compact as it was read: %v (at %d of %d states)",
+				spilled, compacted, b.compactedAt, b.seen.len())
 		}
 		b.paths.close()
 		b.disk.close()

@@ -581,16 +581,22 @@ func (s *stateSet) takeLooked() float64 {
 // compact turns an exact set into a hash-compact one: each key's hash
 // stays, the keys and their arenas go.
 func (s *stateSet) compact() {
-	for i, p := range s.parts {
-		c := compactVisited(p.n)
-		for _, e := range p.table {
-			if e != 0 {
-				h := hashKey(p.keys.key(e&offMask - 1))
-				c.put(h.Lo>>c.shift, c.remainder(h)<<1|1, 64-c.shift)
-			}
-		}
-		s.parts[i], s.arenas[i] = c, arena{}
+	for i := range s.parts {
+		s.compactPart(i)
 	}
+}
+
+// compactPart turns part i of an exact set into a hash-compact table.
+func (s *stateSet) compactPart(i int) {
+	p := s.parts[i]
+	c := compactVisited(p.n)
+	for _, e := range p.table {
+		if e != 0 {
+			h := hashKey(p.keys.key(e&offMask - 1))
+			c.put(h.Lo>>c.shift, c.remainder(h)<<1|1, 64-c.shift)
+		}
+	}
+	s.parts[i], s.arenas[i] = c, arena{}
 }
 
 // compactVisited returns an empty hash-compact table of the size n entries
