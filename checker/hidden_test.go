@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/model"
@@ -34,15 +35,10 @@ func TestDesignsCannotHideAViolation(t *testing.T) {
 			// Dedup keyed by the client, not the request: a new acquire of a
 			// worker whose lease expired and was taken over gets its old
 			// token again.
-			name: "a new request answered as a retry",
-			c:    func(c model.Config) model.Config { c.Grants = 2; return c },
-			design: model.Design{Answers: func(d model.Dedup, req model.Msg) uint8 {
-				if d.Req != 0 && d.Inc == req.Inc {
-					return model.RepOK
-				}
-				return model.RefAnswers(d, req)
-			}},
-			want: spec.SetOf(spec.ExclusiveLease, spec.TokenMonotonic),
+			name:   "a new request answered as a retry",
+			c:      func(c model.Config) model.Config { c.Grants = 2; return c },
+			design: clientDedup,
+			want:   spec.SetOf(spec.ExclusiveLease, spec.TokenMonotonic),
 		},
 		{
 			// A restart that rewrites a worker's record to the token the
@@ -106,6 +102,154 @@ func TestDesignsCannotHideAViolation(t *testing.T) {
 			}
 		}
 	}
+}
+
+// clientDedup keys the coordinator's dedup records by the client, not the
+// request: any acquire of a worker's incarnation that has a record is
+// answered from it.
+var clientDedup = model.Design{Answers: func(d model.Dedup, req model.Msg) uint8 {
+	if d.Req != 0 && d.Inc == req.Inc {
+		return model.RepOK
+	}
+	return model.RefAnswers(d, req)
+}}
+
+// TestReansweredLeaseCounts: a lease answered again from a record to its
+// holder's new request is the holder's again, from that request on: a
+// takeover while it counts on it overlaps it, and a released lease handed
+// back is a token granted twice. Each run is judged on every step, and
+// its history shows the same to the history checker. (Both runs were
+// judged clean when a re-answer changed nothing of the ghost.)
+func TestReansweredLeaseCounts(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 2, InFlight: 3}
+	for _, k := range []struct {
+		name  string
+		picks []func(model.Action) bool
+		want  spec.Set
+	}{
+		{
+			// The first grant's reply is left: its worker gives up, asks
+			// again a tick later and is answered the grant's token, which
+			// it counts on for a ttl from then; the coordinator's lease
+			// ends a tick earlier, and the other worker takes it over.
+			name: "answered a tick after its grant",
+			picks: slices.Concat(grant(0)[:4], []func(model.Action) bool{act(model.Timeout, 0), act(model.Tick, 0),
+				act(model.Acquire, 0), deliver(model.AcquireReq, 0), deliver(model.AcquireRep, 0), act(model.Tick, 0)}, grant(1)),
+			want: spec.SetOf(spec.ExclusiveLease),
+		},
+		{
+			// The worker releases its lease, asks again and is answered the
+			// released lease's token; the other worker is granted the
+			// resource while it counts on it.
+			name: "answered its released lease",
+			picks: slices.Concat(grant(0), []func(model.Action) bool{act(model.Release, 0), deliver(model.ReleaseReq, 0),
+				deliver(model.ReleaseRep, 0), act(model.Acquire, 0), deliver(model.AcquireReq, 0), deliver(model.AcquireRep, 0)},
+				grant(1)),
+			want: spec.SetOf(spec.ExclusiveLease, spec.TokenMonotonic),
+		},
+	} {
+		run, judged := scripted(t, newMachine(t, c, clientDedup), k.picks)
+		if judged&k.want != k.want || HistoryViolations(run)&k.want != k.want {
+			t.Errorf("%s: the steps violate %v, the history %v; want %v in both", k.name, judged.IDs(),
+				HistoryViolations(run).IDs(), k.want.IDs())
+		}
+	}
+}
+
+// TestRecordsRewrittenAlikeAreTheSame: a Restart that writes the
+// coordinator's records anew, in a form its Answers reads back to the
+// same answers (here, a mark on the request number), is judged as the
+// design that keeps them: a record that still answers its worker's
+// incarnation with its token answers with its grant, so its retries are
+// no new grants, and the holder's release releases it. (Every such
+// record once answered with no grant, and a retry of the same request
+// was a token granted twice.)
+func TestRecordsRewrittenAlikeAreTheSame(t *testing.T) {
+	marked := func(restart func(model.Coordinator, int) model.Coordinator) model.Design {
+		return model.Design{
+			Restart: func(co model.Coordinator, ttl int) model.Coordinator {
+				for r := range co.Dedup {
+					for w := range co.Dedup[r] {
+						if co.Dedup[r][w].Req != 0 {
+							co.Dedup[r][w].Req |= 0x80 // from before the restart
+						}
+					}
+				}
+				return restart(co, ttl)
+			},
+			Answers: func(d model.Dedup, req model.Msg) uint8 {
+				d.Req &^= 0x80
+				return model.RefAnswers(d, req)
+			},
+		}
+	}
+	durable := func(co model.Coordinator, _ int) model.Coordinator { return co } // the lease table kept too
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Restarts: 1}
+	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, Reduce: model.Reductions}
+	for _, k := range []struct {
+		name          string
+		design, alike model.Design
+	}{
+		{"the reference's restart", marked(model.RefRestart), model.Design{}},
+		{"a durable lease table", marked(durable), model.Design{Restart: durable}},
+	} {
+		got := BFS(context.Background(), newMachine(t, c, k.design), opt)
+		want := BFS(context.Background(), newMachine(t, c, k.alike), opt)
+		// The same verdicts, not the same states: a restart that marks
+		// the records changes the state, where one that keeps them, with
+		// a durable lease table, changes nothing but the restarts spent.
+		agreeWithFull(t, k.name+", records marked", newMachine(t, c, k.design), got, want)
+	}
+	// A retry answered from a marked record, then released by its holder:
+	// the release releases the grant, and the next holder's grant is no
+	// takeover of a lease still counted on.
+	c.TTL, c.InFlight = 2, 3
+	picks := slices.Concat([]func(model.Action) bool{act(model.Acquire, 0), act(model.Retry, 0)}, grant(0)[1:4],
+		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart }, deliver(model.AcquireReq, 0),
+			deliver(model.AcquireRep, 0), act(model.Release, 0), deliver(model.ReleaseReq, 0), deliver(model.ReleaseRep, 0)},
+		grant(1))
+	if run, judged := scripted(t, newMachine(t, c, marked(durable)), picks); judged != 0 || HistoryViolations(run) != 0 {
+		t.Errorf("a retry answered from a marked record, released, then granted to the other worker: the steps violate %v, the history %v",
+			judged.IDs(), HistoryViolations(run).IDs())
+	}
+}
+
+// act picks worker w's action of kind k.
+func act(k model.Kind, w uint8) func(model.Action) bool {
+	return func(a model.Action) bool { return a.Kind == k && a.Worker == w }
+}
+
+// deliver picks the delivery of a live message of kind mk to or from
+// worker w, or of an advance's request or reply.
+func deliver(mk, w uint8) func(model.Action) bool {
+	return func(a model.Action) bool {
+		return a.Kind == model.Deliver && a.Msg.Kind == mk &&
+			(a.Msg.Worker == w && a.Msg.Live || mk == model.AdvanceReq || mk == model.AdvanceRep)
+	}
+}
+
+// grant picks worker w's acquire, its grant, and the grant's delivery.
+func grant(w uint8) []func(model.Action) bool {
+	return []func(model.Action) bool{act(model.Acquire, w), deliver(model.AcquireReq, w), deliver(model.AdvanceReq, 0),
+		deliver(model.AdvanceRep, 0), deliver(model.AcquireRep, w)}
+}
+
+// scripted runs m by picks, each step the first enabled action its pick
+// takes, and returns the run and what its steps violate.
+func scripted(t *testing.T, m *model.Machine, picks []func(model.Action) bool) (*model.Run, spec.Set) {
+	t.Helper()
+	run := model.NewRun(m)
+	var judged spec.Set
+	for i, pick := range picks {
+		acts := m.Enabled(&run.State, nil)
+		j := slices.IndexFunc(acts, pick)
+		if j < 0 {
+			t.Fatalf("step %d: no action picked among %v", i, acts)
+		}
+		_, v := judgedDo(run, acts[j])
+		judged |= v
+	}
+	return run, judged
 }
 
 // deliverGrants delivers to their workers the live acquire replies in

@@ -247,12 +247,14 @@ func restartKept(in *Coordinator, out Coordinator) Coordinator {
 		} else {
 			*l = Lease{} // a lease the design made up is no lease
 		}
-		// Which grant a record answers with is the ghost's: a record kept
-		// keeps it, one the design changed or made up answers with no
-		// grant of the coordinator's (as a forged token).
+		// Which grant a record answers with is the ghost's: a record that
+		// still answers the worker's incarnation with its token (whatever
+		// request it names) keeps it, one the design changed otherwise or
+		// made up answers with no grant of the coordinator's (as a forged
+		// token).
 		for w := range out.Dedup[r] {
 			d, b := &out.Dedup[r][w], &in.Dedup[r][w]
-			if d.Inc == b.Inc && d.Req == b.Req && d.Token == b.Token {
+			if d.Inc == b.Inc && d.Token == b.Token {
 				d.Grant = b.Grant
 			} else {
 				d.Grant = 0
@@ -551,6 +553,21 @@ func (st *stepper) advanced(msg *Msg) {
 	st.grant(&req, msg.Token)
 }
 
+// reanswered is the ghost of an answer of token to acquire msg from a
+// record of another request: the worker counts on its lease from the
+// request's sending, as on a grant, so the grant of that token to its
+// incarnation, if there is one, is its again, unreleased, its earliest
+// deadline no earlier than ttl after that sending.
+func (st *stepper) reanswered(msg *Msg, token uint8) {
+	g := &st.s.Ghost[msg.Res]
+	for i := 1; i <= int(g.Grants); i++ {
+		if t := &g.Grant[i]; t.Worker == msg.Worker+1 && t.Inc == msg.Inc && t.Token == token {
+			t.Early = max(t.Early, Clamp(st.m.Config.TTL-int(msg.Age)))
+			t.Released = false
+		}
+	}
+}
+
 func (st *stepper) acquire(msg *Msg) {
 	s, d := st.s, st.d
 	co := &s.Coord[msg.Replica]
@@ -563,9 +580,10 @@ func (st *stepper) acquire(msg *Msg) {
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
 			rep.Token, rep.Grant = rec.Token, rec.Grant
-			if msg.Live && (rec.Grant == 0 || rec.Req != msg.Req || rec.Inc != msg.Inc) {
+			if msg.Live && (rec.Grant == 0 || !s.Ghost[r].Answered[w].Has(msg.Req)) {
 				st.fact = Fact{Kind: Reanswered, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
 					Token: rec.Token, Grant: rec.Grant}
+				st.reanswered(msg, rec.Token)
 			}
 			return
 		}

@@ -51,13 +51,13 @@ func bitOf(id string) Set {
 //   - exclusive-lease: a new grant of r while an earlier, unreleased grant
 //     is still valid by its earliest deadline (ttl after its request was sent),
 //     or an acquire answered from a record of another request (a grant in
-//     all but name: model.Reanswered) while such a grant is, other than
-//     the record's own grant to the same holder; a grant is released only
-//     by its holder's release;
+//     all but name: model.Reanswered) while such a grant is, other than an
+//     unreleased grant of the same token to the same incarnation (the same
+//     lease answered again, whose earliest deadline the answer extends); a
+//     grant is released only by its holder's release;
 //   - token-monotonic: a new grant's token is not above every earlier one,
 //     nor, for an acquire answered from a record of another request, above
-//     every earlier grant's but the record's own grant to the same holder
-//     (the same lease answered again);
+//     every earlier grant's but such a grant of the same lease;
 //   - fence-before-grant: a holder receives token t while the sink's fence
 //     of r is below t;
 //   - idempotent-result: after a write, the sink holds two different
@@ -93,12 +93,12 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(AcquireIdempotent)
 		}
 	case model.Reanswered:
-		// As a new grant of the record's token, but that the grant the
-		// record is of (f.Grant), if its holder is the one answered now,
-		// is the same lease handed to it again.
+		// As a new grant of the record's token, but that a grant of that
+		// token to the worker's incarnation, not released, is the same
+		// lease handed to it again.
 		for i := 1; i <= int(g.Grants); i++ {
 			t := &g.Grant[i]
-			if uint8(i) == f.Grant && t.Worker == f.Worker+1 && t.Inc == f.Inc {
+			if t.Worker == f.Worker+1 && t.Inc == f.Inc && t.Token == f.Token && !t.Released {
 				continue
 			}
 			if !t.Released && t.Early > 0 {
