@@ -219,7 +219,7 @@ func describe(f model.Fact) string {
 	case model.Granted:
 		return fmt.Sprintf("the coordinator issued grant #%d (token=%d) to %s", f.Grant, f.Token, model.Process(f.Worker))
 	case model.Reanswered:
-		return fmt.Sprintf("the coordinator answered %s's acquire with token=%d from a record of another request", model.Process(f.Worker), f.Token)
+		return fmt.Sprintf("the coordinator answered %s's acquire from its record with token=%d, which no grant gave that acquire", model.Process(f.Worker), f.Token)
 	case model.GrantSeen:
 		return fmt.Sprintf("grant #%d (token=%d) reached %s", f.Grant, f.Token, model.Process(f.Worker))
 	case model.Renewed:

@@ -554,10 +554,10 @@ func (st *stepper) advanced(msg *Msg) {
 }
 
 // reanswered is the ghost of an answer of token to acquire msg from a
-// record of another request: the worker counts on its lease from the
-// request's sending, as on a grant, so the grant of that token to its
-// incarnation, if there is one, is its again, unreleased, its earliest
-// deadline no earlier than ttl after that sending.
+// record, a token no grant gave that request: the worker counts on its
+// lease from the request's sending, as on a grant, so the grant of that
+// token to its incarnation, if there is one, is its again, unreleased,
+// its earliest deadline no earlier than ttl after that sending.
 func (st *stepper) reanswered(msg *Msg, token uint8) {
 	g := &st.s.Ghost[msg.Res]
 	for i := 1; i <= int(g.Grants); i++ {

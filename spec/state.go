@@ -50,14 +50,15 @@ func bitOf(id string) Set {
 //     equal to the sink's fence still fails this, unlike a numeric check);
 //   - exclusive-lease: a new grant of r while an earlier, unreleased grant
 //     is still valid by its earliest deadline (ttl after its request was sent),
-//     or an acquire answered from a record of another request (a grant in
-//     all but name: model.Reanswered) while such a grant is, other than an
-//     unreleased grant of the same token to the same incarnation (the same
-//     lease answered again, whose earliest deadline the answer extends); a
-//     grant is released only by its holder's release;
+//     or an acquire answered from a record with a token no grant gave that
+//     request (a grant in all but name: model.Reanswered) while such a
+//     grant is, other than an unreleased grant of the same token to the
+//     same incarnation (the same lease answered again, whose earliest
+//     deadline the answer extends); a grant is released only by its
+//     holder's release;
 //   - token-monotonic: a new grant's token is not above every earlier one,
-//     nor, for an acquire answered from a record of another request, above
-//     every earlier grant's but such a grant of the same lease;
+//     nor, for such an answer from a record, above every earlier grant's
+//     but such a grant of the same lease;
 //   - fence-before-grant: a holder receives token t while the sink's fence
 //     of r is below t;
 //   - idempotent-result: after a write, the sink holds two different
