@@ -116,12 +116,15 @@ var clientDedup = model.Design{Answers: func(d model.Dedup, req model.Msg) uint8
 
 // TestReansweredLeaseCounts: a lease answered again from a record to its
 // holder's new request is the holder's again, from that request on: a
-// takeover while it counts on it overlaps it, and a released lease handed
-// back is a token granted twice. Each run is judged on every step, and
-// its history shows the same to the history checker. (Both runs were
-// judged clean when a re-answer changed nothing of the ghost.)
+// takeover while it counts on it overlaps it, and a lease released, or
+// lost by the coordinator, handed back is a token granted twice. Each run
+// is judged on every step, and its history shows the same to the history
+// checker. (The first two were judged clean when a re-answer changed
+// nothing of the ghost, the third while any unreleased grant of the
+// token to the worker counted as the same lease.)
 func TestReansweredLeaseCounts(t *testing.T) {
-	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 2, InFlight: 3}
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 2, InFlight: 3, Restarts: 1}
+	restart := func(a model.Action) bool { return a.Kind == model.Restart }
 	for _, k := range []struct {
 		name  string
 		picks []func(model.Action) bool
@@ -147,6 +150,15 @@ func TestReansweredLeaseCounts(t *testing.T) {
 				grant(1)),
 			want: spec.SetOf(spec.ExclusiveLease, spec.TokenMonotonic),
 		},
+		{
+			// A restart loses the lease table; the worker's renew is told
+			// it holds nothing, and its next acquire is answered the lost
+			// lease's token: the token granted again.
+			name: "answered a lease the coordinator lost",
+			picks: slices.Concat(grant(0), []func(model.Action) bool{restart, act(model.Renew, 0), deliver(model.RenewReq, 0),
+				deliver(model.RenewRep, 0), act(model.Acquire, 0), deliver(model.AcquireReq, 0), deliver(model.AcquireRep, 0)}),
+			want: spec.SetOf(spec.TokenMonotonic),
+		},
 	} {
 		run, judged := scripted(t, newMachine(t, c, clientDedup), k.picks)
 		if judged&k.want != k.want || HistoryViolations(run)&k.want != k.want {
@@ -158,31 +170,35 @@ func TestReansweredLeaseCounts(t *testing.T) {
 
 // TestRecordsRewrittenAlikeAreTheSame: a Restart that writes the
 // coordinator's records anew, in a form its Answers reads back to the
-// same answers (here, a mark on the request number), is judged as the
-// design that keeps them: a record that still answers its worker's
-// incarnation with its token answers with its grant, so its retries are
-// no new grants, and the holder's release releases it. (Every such
-// record once answered with no grant, and a retry of the same request
-// was a token granted twice.)
+// same answers (here, a mark on the request number or on the
+// incarnation), is judged as the design that keeps them: an answer whose
+// token the worker's incarnation was granted comes from that grant, so a
+// retry of a request a grant answered is a retry, and the holder's
+// release releases it. (Every such record once answered with no grant,
+// and a retry of the same request was a token granted twice.)
 func TestRecordsRewrittenAlikeAreTheSame(t *testing.T) {
-	marked := func(restart func(model.Coordinator, int) model.Coordinator) model.Design {
+	// marked marks, as it restarts, the request number or the
+	// incarnation of every record (field), and unmarks it to answer.
+	marked := func(field func(d *model.Dedup) *uint8, restart func(model.Coordinator, int) model.Coordinator) model.Design {
 		return model.Design{
 			Restart: func(co model.Coordinator, ttl int) model.Coordinator {
 				for r := range co.Dedup {
 					for w := range co.Dedup[r] {
-						if co.Dedup[r][w].Req != 0 {
-							co.Dedup[r][w].Req |= 0x80 // from before the restart
+						if d := &co.Dedup[r][w]; d.Req != 0 {
+							*field(d) |= 0x80 // from before the restart
 						}
 					}
 				}
 				return restart(co, ttl)
 			},
 			Answers: func(d model.Dedup, req model.Msg) uint8 {
-				d.Req &^= 0x80
+				*field(&d) &^= 0x80
 				return model.RefAnswers(d, req)
 			},
 		}
 	}
+	req := func(d *model.Dedup) *uint8 { return &d.Req }
+	inc := func(d *model.Dedup) *uint8 { return &d.Inc }
 	durable := func(co model.Coordinator, _ int) model.Coordinator { return co } // the lease table kept too
 	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 2, Grants: 2, InFlight: 2, Drops: 1, Restarts: 1}
 	opt := BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, Reduce: model.Reductions}
@@ -190,15 +206,17 @@ func TestRecordsRewrittenAlikeAreTheSame(t *testing.T) {
 		name          string
 		design, alike model.Design
 	}{
-		{"the reference's restart", marked(model.RefRestart), model.Design{}},
-		{"a durable lease table", marked(durable), model.Design{Restart: durable}},
+		{"the reference's restart, requests marked", marked(req, model.RefRestart), model.Design{}},
+		{"a durable lease table, requests marked", marked(req, durable), model.Design{Restart: durable}},
+		{"the reference's restart, incarnations marked", marked(inc, model.RefRestart), model.Design{}},
+		{"a durable lease table, incarnations marked", marked(inc, durable), model.Design{Restart: durable}},
 	} {
 		got := BFS(context.Background(), newMachine(t, c, k.design), opt)
 		want := BFS(context.Background(), newMachine(t, c, k.alike), opt)
 		// The same verdicts, not the same states: a restart that marks
 		// the records changes the state, where one that keeps them, with
 		// a durable lease table, changes nothing but the restarts spent.
-		agreeWithFull(t, k.name+", records marked", newMachine(t, c, k.design), got, want)
+		agreeWithFull(t, k.name, newMachine(t, c, k.design), got, want)
 	}
 	// A retry answered from a marked record, then released by its holder:
 	// the release releases the grant, and the next holder's grant is no
@@ -208,9 +226,11 @@ func TestRecordsRewrittenAlikeAreTheSame(t *testing.T) {
 		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart }, deliver(model.AcquireReq, 0),
 			deliver(model.AcquireRep, 0), act(model.Release, 0), deliver(model.ReleaseReq, 0), deliver(model.ReleaseRep, 0)},
 		grant(1))
-	if run, judged := scripted(t, newMachine(t, c, marked(durable)), picks); judged != 0 || HistoryViolations(run) != 0 {
-		t.Errorf("a retry answered from a marked record, released, then granted to the other worker: the steps violate %v, the history %v",
-			judged.IDs(), HistoryViolations(run).IDs())
+	for name, field := range map[string]func(d *model.Dedup) *uint8{"request": req, "incarnation": inc} {
+		if run, judged := scripted(t, newMachine(t, c, marked(field, durable)), picks); judged != 0 || HistoryViolations(run) != 0 {
+			t.Errorf("a retry answered from a record whose %s was marked, released, then granted to the other worker: the steps violate %v, the history %v",
+				name, judged.IDs(), HistoryViolations(run).IDs())
+		}
 	}
 }
 

@@ -139,13 +139,13 @@ const (
 	// WriteFenced: the sink rejected a write because of its token.
 	WriteFenced
 	// Reanswered: a coordinator answered an acquire its worker waits for
-	// from a record, where no grant answered that request (a design's
-	// Answers said RepOK to a new request) or the record answers with no
-	// grant (a Restart changed its token or incarnation, or made it up):
-	// the worker is told it holds the record's token, a grant in all but
-	// name, of a token granted before. (An answer to a request its worker
-	// gave up is taken by nobody; a retry answered with the grant that
-	// answered it, however the record names the request, is a retry.)
+	// from a record, with a token no grant gave that request (a design's
+	// Answers said RepOK to a new request, or a Restart rewrote the record
+	// to a token the worker's incarnation was never granted): the worker
+	// is told it holds the token, a grant in all but name. (An answer to a
+	// request its worker gave up is taken by nobody; a retry of a request
+	// a grant answered, answered with a token the worker's incarnation was
+	// granted, however the record names them, is a retry.)
 	Reanswered
 )
 

@@ -568,6 +568,17 @@ func (st *stepper) reanswered(msg *Msg, token uint8) {
 	}
 }
 
+// grantOf is the latest grant of token to worker w's incarnation inc, or
+// 0 if there is none.
+func (g *Ghost) grantOf(w, inc, token uint8) uint8 {
+	for i := g.Grants; i > 0; i-- {
+		if t := &g.Grant[i]; t.Worker == w+1 && t.Inc == inc && t.Token == token {
+			return i
+		}
+	}
+	return 0
+}
+
 func (st *stepper) acquire(msg *Msg) {
 	s, d := st.s, st.d
 	co := &s.Coord[msg.Replica]
@@ -579,10 +590,14 @@ func (st *stepper) acquire(msg *Msg) {
 	case RepOK:
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
-			rep.Token, rep.Grant = rec.Token, rec.Grant
-			if msg.Live && (rec.Grant == 0 || !s.Ghost[r].Answered[w].Has(msg.Req)) {
+			gi := rec.Grant
+			if gi == 0 { // a record a Restart changed or made up: its token came from the worker's grant of it, if any
+				gi = s.Ghost[r].grantOf(w, msg.Inc, rec.Token)
+			}
+			rep.Token, rep.Grant = rec.Token, gi
+			if msg.Live && (gi == 0 || !s.Ghost[r].Answered[w].Has(msg.Req)) {
 				st.fact = Fact{Kind: Reanswered, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
-					Token: rec.Token, Grant: rec.Grant}
+					Token: rec.Token, Grant: gi}
 				st.reanswered(msg, rec.Token)
 			}
 			return

@@ -51,14 +51,14 @@ func bitOf(id string) Set {
 //   - exclusive-lease: a new grant of r while an earlier, unreleased grant
 //     is still valid by its earliest deadline (ttl after its request was sent),
 //     or an acquire answered from a record with a token no grant gave that
-//     request (a grant in all but name: model.Reanswered) while such a
-//     grant is, other than an unreleased grant of the same token to the
-//     same incarnation (the same lease answered again, whose earliest
-//     deadline the answer extends); a grant is released only by its
+//     request (a grant in all but name: model.Reanswered) while another
+//     holder's grant is (the answer extends the earliest deadline of the
+//     holder's own grant of the token); a grant is released only by its
 //     holder's release;
 //   - token-monotonic: a new grant's token is not above every earlier one,
 //     nor, for such an answer from a record, above every earlier grant's
-//     but such a grant of the same lease;
+//     but the lease the coordinator holds for the worker, of that token
+//     (the same lease answered again);
 //   - fence-before-grant: a holder receives token t while the sink's fence
 //     of r is below t;
 //   - idempotent-result: after a write, the sink holds two different
@@ -94,15 +94,18 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(AcquireIdempotent)
 		}
 	case model.Reanswered:
-		// As a new grant of the record's token, but that a grant of that
-		// token to the worker's incarnation, not released, is the same
-		// lease handed to it again.
+		// As a new grant of the record's token, but that the lease the
+		// coordinator holds for the worker's incarnation, of that token,
+		// is the same lease handed to it again, and that a holder's own
+		// grant of the token excludes no lease of its own.
+		l := &prev.Coord[f.Replica].Lease[f.Res]
 		for i := 1; i <= int(g.Grants); i++ {
 			t := &g.Grant[i]
-			if t.Worker == f.Worker+1 && t.Inc == f.Inc && t.Token == f.Token && !t.Released {
+			own := t.Worker == f.Worker+1 && t.Inc == f.Inc && t.Token == f.Token
+			if own && l.Grant == uint8(i) && l.Holder == f.Worker+1 {
 				continue
 			}
-			if !t.Released && t.Early > 0 {
+			if !own && !t.Released && t.Early > 0 {
 				v |= bitOf(ExclusiveLease)
 			}
 			if t.Token >= f.Token {
