@@ -226,10 +226,13 @@ func TestRecordsRewrittenAlikeAreTheSame(t *testing.T) {
 		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart }, deliver(model.AcquireReq, 0),
 			deliver(model.AcquireRep, 0), act(model.Release, 0), deliver(model.ReleaseReq, 0), deliver(model.ReleaseRep, 0)},
 		grant(1))
-	for name, field := range map[string]func(d *model.Dedup) *uint8{"request": req, "incarnation": inc} {
-		if run, judged := scripted(t, newMachine(t, c, marked(field, durable)), picks); judged != 0 || HistoryViolations(run) != 0 {
+	for _, k := range []struct {
+		name  string
+		field func(d *model.Dedup) *uint8
+	}{{"request", req}, {"incarnation", inc}} {
+		if run, judged := scripted(t, newMachine(t, c, marked(k.field, durable)), picks); judged != 0 || HistoryViolations(run) != 0 {
 			t.Errorf("a retry answered from a record whose %s was marked, released, then granted to the other worker: the steps violate %v, the history %v",
-				name, judged.IDs(), HistoryViolations(run).IDs())
+				k.name, judged.IDs(), HistoryViolations(run).IDs())
 		}
 	}
 }

@@ -247,14 +247,13 @@ func restartKept(in *Coordinator, out Coordinator) Coordinator {
 		} else {
 			*l = Lease{} // a lease the design made up is no lease
 		}
-		// Which grant a record answers with is the ghost's: a record that
-		// still answers the worker's incarnation with its token (whatever
-		// request it names) keeps it, one the design changed otherwise or
-		// made up answers with no grant of the coordinator's (as a forged
-		// token).
+		// Which grant a record answers with is the ghost's: a record kept
+		// keeps it; one the design changed or made up has none, and an
+		// answer from it takes the worker's grant of its token, if there
+		// is one (Ghost.grantOf), else none (as a forged token).
 		for w := range out.Dedup[r] {
 			d, b := &out.Dedup[r][w], &in.Dedup[r][w]
-			if d.Inc == b.Inc && d.Token == b.Token {
+			if d.Inc == b.Inc && d.Req == b.Req && d.Token == b.Token {
 				d.Grant = b.Grant
 			} else {
 				d.Grant = 0
@@ -555,16 +554,15 @@ func (st *stepper) advanced(msg *Msg) {
 
 // reanswered is the ghost of an answer of token to acquire msg from a
 // record, a token no grant gave that request: the worker counts on its
-// lease from the request's sending, as on a grant, so the grant of that
-// token to its incarnation, if there is one, is its again, unreleased,
-// its earliest deadline no earlier than ttl after that sending.
+// lease from the request's sending, as on a grant, so its incarnation's
+// grant of that token, if there is one, is its again, unreleased, its
+// earliest deadline no earlier than ttl after that sending.
 func (st *stepper) reanswered(msg *Msg, token uint8) {
 	g := &st.s.Ghost[msg.Res]
-	for i := 1; i <= int(g.Grants); i++ {
-		if t := &g.Grant[i]; t.Worker == msg.Worker+1 && t.Inc == msg.Inc && t.Token == token {
-			t.Early = max(t.Early, Clamp(st.m.Config.TTL-int(msg.Age)))
-			t.Released = false
-		}
+	if i := g.grantOf(msg.Worker, msg.Inc, token); i != 0 {
+		t := &g.Grant[i]
+		t.Early = max(t.Early, Clamp(st.m.Config.TTL-int(msg.Age)))
+		t.Released = false
 	}
 }
 
