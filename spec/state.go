@@ -56,9 +56,9 @@ func bitOf(id string) Set {
 //     holder's own grant of the token); a grant is released only by its
 //     holder's release;
 //   - token-monotonic: a new grant's token is not above every earlier one,
-//     nor, for such an answer from a record, above every earlier grant's
-//     but the lease the coordinator holds for the worker, of that token
-//     (the same lease answered again);
+//     nor is the token of such an answer from a record (a token granted
+//     twice, even the same lease answered again to a new request, as the
+//     history checker judges it);
 //   - fence-before-grant: a holder receives token t while the sink's fence
 //     of r is below t;
 //   - idempotent-result: after a write, the sink holds two different
@@ -94,17 +94,12 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(AcquireIdempotent)
 		}
 	case model.Reanswered:
-		// As a new grant of the record's token, but that the lease the
-		// coordinator holds for the worker's incarnation, of that token,
-		// is the same lease handed to it again, and that a holder's own
-		// grant of the token excludes no lease of its own.
-		l := &prev.Coord[f.Replica].Lease[f.Res]
+		// As a new grant of the record's token (so a token granted
+		// before, as the history checker has it: granted twice), but that
+		// the holder's own grant of the token excludes no lease of its own.
 		for i := 1; i <= int(g.Grants); i++ {
 			t := &g.Grant[i]
 			own := t.Worker == f.Worker+1 && t.Inc == f.Inc && t.Token == f.Token
-			if own && l.Grant == uint8(i) && l.Holder == f.Worker+1 {
-				continue
-			}
 			if !own && !t.Released && t.Early > 0 {
 				v |= bitOf(ExclusiveLease)
 			}
