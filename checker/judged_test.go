@@ -36,3 +36,50 @@ func TestOnTransitionsIsWhatJudgeDecides(t *testing.T) {
 		t.Fatal("linearizable-sink listed as judged on transitions")
 	}
 }
+
+// TestJudgeFindsWhatTheHistoryFinds is the differential between the two
+// judges of one run: every invariant judged on transitions that the history
+// checker finds in a run's history (which reads only what the processes
+// saw), the model's steps violate too, the same invariant, for every
+// built-in design: random runs at the default config without duplicates
+// (which make a history untrusted) and at a small one with forged tokens.
+// The model may find more (it sees the ghost, and judges a grant at its
+// issue), never less: a BFS proof that an invariant holds must not be
+// weaker than what explore check finds in the same runs.
+func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
+	def := model.DefaultConfig()
+	def.Dups = 0
+	small := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 3, InFlight: 2, Drops: 1,
+		Restarts: 1, SinkRestarts: 1, Forgeries: 1}
+	// A sink that raises its fence on every write and checks nothing, with
+	// a result per attempt: a forged token above every grant moves the
+	// fence where no advance and no grant shows it, and only the fence the
+	// sink compares the next write with does.
+	unchecked := spec.Variant{Name: "a fence nobody checks", Design: model.Design{
+		Check:    func(model.SinkView, model.Msg) uint8 { return model.RepOK },
+		Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
+		Key:      func(_ model.Msg, attempt uint8) uint8 { return attempt },
+	}}
+	var shown spec.Set
+	for _, v := range append(designs.All(), unchecked) {
+		for _, c := range []model.Config{def, small} {
+			m, err := v.Machine(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 500 {
+				run, judged := RandomRun(m, RunSeed(11, i), 150, 0)
+				deliverGrants(run)
+				h := HistoryViolations(run) & spec.OnTransitions()
+				if miss := h &^ judged; miss != 0 {
+					t.Fatalf("%s, %+v, run %d: the history violates %v, the model's steps do not (they violate %v)",
+						v.Name, c, i, miss.IDs(), judged.IDs())
+				}
+				shown |= h
+			}
+		}
+	}
+	if want := spec.SetOf(spec.Fencing, spec.ExclusiveLease, spec.TokenMonotonic, spec.IdempotentResult); shown&want != want {
+		t.Errorf("the histories showed only %v: the differential judged too little", shown.IDs())
+	}
+}

@@ -221,18 +221,20 @@ func TestPathStoreOnDisk(t *testing.T) {
 // written, or read for its counterexample, stops with StopError naming
 // it, and leaves no file.
 func TestBFSLinksFileLost(t *testing.T) {
-	ctb, err := spec.LookupVariant(designs.All(), "check-then-write")
+	ldn, err := spec.LookupVariant(designs.All(), "lock-delay-no-fence")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Each search stores enough links for what the test loses: more than
 	// two blocks for the first, to depth 18 (155,223 states; 91,917 to its
 	// usual 16), more than one for the second, without dead-delivered
-	// (80,102 states to its violation; 44,828 with it).
+	// (99,687 states to its violation, without symmetry, the block written
+	// before its last level: the links are lost when the counterexample is
+	// read back).
 	deeper := faultsCase(t)
 	deeper.opt.MaxDepth = 18
-	for _, tc := range []searchCase{deeper, {"check-then-write, stop at fencing", newMachine(t, faultsConfig, ctb.Design),
-		BFSOptions{Variant: ctb.Name, Stop: spec.SetOf(spec.Fencing), Symmetry: model.SymWorkers, Reduce: model.Reductions &^ model.ReduceDeadDelivered}}} {
+	for _, tc := range []searchCase{deeper, {"lock-delay-no-fence, stop at fencing", newMachine(t, faultsConfig, ldn.Design),
+		BFSOptions{Variant: ldn.Name, Stop: spec.SetOf(spec.Fencing), Reduce: model.Reductions &^ model.ReduceDeadDelivered}}} {
 		opt := tc.opt
 		opt.Spill, opt.SpillDir, opt.ProgressEvery = true, t.TempDir(), time.Nanosecond
 		want := BFS(context.Background(), tc.m, opt)
@@ -254,6 +256,9 @@ func TestBFSLinksFileLost(t *testing.T) {
 		r := b.run(context.Background())
 		if r.Stopped != StopError || r.Err == nil || !strings.Contains(r.Err.Error(), "parent links file") || r.Counterexample != nil {
 			t.Fatalf("%s: %s after %d states: %v", tc.name, r.Stopped, r.States, r.Err)
+		}
+		if tc.opt.Stop != 0 && !strings.Contains(r.Err.Error(), ": read ") {
+			t.Fatalf("%s: %v: the links were lost before the counterexample was read back (find a search whose last level writes no block)", tc.name, r.Err)
 		}
 		emptyDir(t, tc.name, opt.SpillDir)
 		t.Logf("%s: %s after %d states: %v", tc.name, r.Stopped, r.States, r.Err)

@@ -47,7 +47,13 @@ func bitOf(id string) Set {
 // The rules, with g the grant the fact names and r its resource:
 //   - fencing: the sink accepts a write from grant g after a newer grant of
 //     r was observed by its holder (a coordinator that reissues a number
-//     equal to the sink's fence still fails this, unlike a numeric check);
+//     equal to the sink's fence still fails this, unlike a numeric check),
+//     or a write whose token is below what a history shows of the fence:
+//     the token of the newest grant observed, the highest fence an advance
+//     of r set, or the fence the sink compared the write with (what the
+//     history checker's fencing reads, so that a sink that keeps a fence
+//     and ignores it, or a forged token below the fence, is judged here
+//     as it is there);
 //   - exclusive-lease: a new grant of r while an earlier, unreleased grant
 //     is still valid by its earliest deadline (ttl after its request was sent),
 //     or an acquire answered from a record with a token no grant gave that
@@ -118,7 +124,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
-		if f.Grant < g.Observed {
+		if f.Grant < g.Observed || f.Token < max(g.Grant[g.Observed].Token, g.Advanced, m.Fence(prev, f.Res)) {
 			v |= bitOf(Fencing)
 		}
 		if g.Grant[f.Grant].Late <= 0 {
