@@ -379,7 +379,7 @@ hidden byte req_;
 hidden byte age_;
 hidden byte live_;
 hidden byte sk_;    /* newgrant: the granted acquire's Msg.sk (WORKER_CLOCK) */
-hidden byte excl_;  /* newgrant: some earlier grant is still valid */
+hidden byte excl_;  /* newgrant, renew: some other grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
@@ -702,6 +702,14 @@ inline renew() {
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
 			        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 			        gi_ + 1 < ghost[r_].grants), renew-validity);
+			excl_ = 0; i_ = 0;   /* another grant still valid: exclusive-lease */
+			do
+			:: i_ < ghost[r_].grants ->
+				if :: i_ != gi_ && !ghost[r_].g[i_].released && ghost[r_].g[i_].early1 > 1 -> excl_ = 1 :: else fi;
+				i_++
+			:: else -> break
+			od;
+			CHECK(!excl_, exclusive-lease);
 			lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
 			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;

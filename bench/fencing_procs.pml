@@ -269,7 +269,7 @@ hidden byte inc_;
 hidden byte req_;
 hidden byte age_;
 hidden byte fate;   /* FNORMAL, FLOSE, FDUP: what the network does to the step's reply */
-hidden byte excl_;  /* newgrant: some earlier grant is still valid */
+hidden byte excl_;  /* newgrant, renew: some other grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
@@ -628,6 +628,11 @@ inline coord_deliver() {
 				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
 				        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 				        gi_ + 1 < ghost[r_].grants), renew-validity);
+				excl_ = 0;   /* another grant still valid: exclusive-lease */
+				for (k_ : 1 .. ghost[r_].grants) {
+					if :: k_ - 1 != gi_ && !ghost[r_].g[k_ - 1].released && ghost[r_].g[k_ - 1].early1 > 1 -> excl_ = 1 :: else fi
+				}
+				CHECK(!excl_, exclusive-lease);
 				lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
 				code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 				if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;

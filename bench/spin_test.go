@@ -110,6 +110,7 @@ func TestSpinAgrees(t *testing.T) {
 		{"two-step-commit-check", with(none, func(c *model.Config) { c.TTL, c.Ops, c.InFlight = 1, 2, 2 }), procsNone},
 		{"scheduler-only-check", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},
 		{"restart-no-grace", with(none, func(c *model.Config) { c.Restarts = 1 }), procsWhole},
+		{"restart-no-grace", with(none, func(c *model.Config) { c.Ops, c.Restarts = 2, 1 }), procsWhole},
 		{"failover-ttl-reset", with(none, func(c *model.Config) { c.Ops, c.Grants, c.Restarts = 2, 1, 1 }), procsWhole},
 		{"etcd-revisions", with(none, func(c *model.Config) { c.Resources, c.Grants = 2, 1 }), procsWhole},
 		{"holder-clock", with(none, func(c *model.Config) { c.Ops = 2 }), procsWhole},

@@ -59,7 +59,9 @@ func bitOf(id string) Set {
 //     or an acquire answered from a record with a token no grant gave that
 //     request (a grant in all but name: model.Reanswered) while another
 //     holder's grant is (the answer extends the earliest deadline of the
-//     holder's own grant of the token); a grant is released only by its
+//     holder's own grant of the token), or a renew of a lease while
+//     another grant is (a lease its holder had let lapse, renewed after a
+//     re-answer revived another's); a grant is released only by its
 //     holder's release;
 //   - token-monotonic: a new grant's token is not above every earlier one,
 //     nor is the token of such an answer from a record (a token granted
@@ -121,6 +123,11 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		t := &g.Grant[f.Grant]
 		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || f.Grant < g.Grants {
 			v |= bitOf(RenewValidity)
+		}
+		for i := 1; i <= int(g.Grants); i++ {
+			if o := &g.Grant[i]; i != int(f.Grant) && !o.Released && o.Early > 0 {
+				v |= bitOf(ExclusiveLease)
+			}
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
