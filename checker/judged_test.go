@@ -45,7 +45,13 @@ func TestOnTransitionsIsWhatJudgeDecides(t *testing.T) {
 // (which make a history untrusted) and at a small one with forged tokens.
 // The model may find more (it sees the ghost, and judges a grant at its
 // issue), never less: a BFS proof that an invariant holds must not be
-// weaker than what explore check finds in the same runs.
+// weaker than what explore check finds in the same runs. Split brain
+// (Replicas 2) is left out: there two coordinators number their grants
+// apart, the ghost orders grants as they are issued and the history as
+// their replies are seen, and in 9 of 28,000 runs the history shows
+// fencing or resource-independence where the model shows other
+// invariants only (a forged token below the token seen last, which the
+// other coordinator issued first, say).
 func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 	def := model.DefaultConfig()
 	def.Dups = 0
