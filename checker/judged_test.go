@@ -66,8 +66,21 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 		Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
 		Key:      func(_ model.Msg, attempt uint8) uint8 { return attempt },
 	}}
+	// A sink that takes any token at or above its fence, which only
+	// advances move, with a result per attempt: a forged token above the
+	// fence is accepted, and then the holder's own below it; the history
+	// reads the first as showing the fence.
+	unraised := spec.Variant{Name: "a fence writes do not raise", Design: model.Design{
+		Check: func(v model.SinkView, w model.Msg) uint8 {
+			if w.Token >= v.Fence {
+				return model.RepOK
+			}
+			return model.RepFenced
+		},
+		Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
+	}}
 	var shown spec.Set
-	for _, v := range append(designs.All(), unchecked) {
+	for _, v := range append(designs.All(), unchecked, unraised) {
 		for _, c := range []model.Config{def, small} {
 			m, err := v.Machine(c)
 			if err != nil {

@@ -50,10 +50,10 @@ func bitOf(id string) Set {
 //     equal to the sink's fence still fails this, unlike a numeric check),
 //     or a write whose token is below what a history shows of the fence:
 //     the token of the newest grant observed, the highest fence an advance
-//     of r set, or the fence the sink compared the write with (what the
-//     history checker's fencing reads, so that a sink that keeps a fence
-//     and ignores it, or a forged token below the fence, is judged here
-//     as it is there);
+//     of r set, the fence the sink compared the write with, or a token the
+//     sink accepted before (what the history checker's fencing reads, so
+//     that a sink that keeps a fence and ignores it, or a forged token
+//     below the fence, is judged here as it is there);
 //   - exclusive-lease: a new grant of r while an earlier, unreleased grant
 //     is still valid by its earliest deadline (ttl after its request was sent),
 //     or an acquire answered from a record with a token no grant gave that
@@ -131,7 +131,8 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
-		if f.Grant < g.Observed || f.Token < max(g.Grant[g.Observed].Token, g.Advanced, m.Fence(prev, f.Res)) {
+		if f.Grant < g.Observed || f.Token < max(g.Grant[g.Observed].Token, g.Advanced, m.Fence(prev, f.Res),
+			acceptedToken(prev, f.Res)) {
 			v |= bitOf(Fencing)
 		}
 		if g.Grant[f.Grant].Late <= 0 {
@@ -161,6 +162,19 @@ func writtenGrant(g *model.Ghost, f model.Fact) uint8 {
 		}
 	}
 	return f.Grant
+}
+
+// acceptedToken is the highest token of a write the sink accepted for
+// resource r that its state remembers: its results that came from a grant
+// (not made up by a restart), and the first payload a restart lost.
+func acceptedToken(s *model.State, r uint8) uint8 {
+	t := s.Ghost[r].LostToken
+	for i := 0; i < int(s.Sink.NResults); i++ {
+		if x := &s.Sink.Results[i]; x.Res == r && x.Grant != 0 {
+			t = max(t, x.Token)
+		}
+	}
+	return t
 }
 
 // mixedPayloads reports whether the sink holds two different payloads for
