@@ -131,8 +131,8 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
-		if f.Grant < g.Observed || f.Token < max(g.Grant[g.Observed].Token, g.Advanced, m.Fence(prev, f.Res),
-			acceptedToken(prev, f.Res)) {
+		if f.Grant < g.Observed || f.Token < max(g.Grant[g.Observed].Token, g.Advanced, m.Fence(prev, f.Res)) ||
+			f.Token < acceptedToken(prev, f.Res) {
 			v |= bitOf(Fencing)
 		}
 		if g.Grant[f.Grant].Late <= 0 {
