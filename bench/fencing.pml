@@ -255,7 +255,13 @@ typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq /* worker+
 #else
 #define WAITTOK(r) 0
 #endif
-typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
+/* phase: model.Phase (where the lease stands as a history can show it) */
+#define PENDING  0 /* its reply not taken; its worker still waits for it */
+#define HELD     1 /* its reply taken, or renewed */
+#define VOID     2 /* lapsed, or its worker stopped waiting for its reply */
+#define RELEASED 3 /* its holder released it */
+#define COUNTS(t) (t.phase <= HELD)
+typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; byte phase };
 /* answered[w]: bit q-1 is set when a grant answered w's acquire request q
  * (model.ReqSet) */
 typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
@@ -383,6 +389,8 @@ hidden byte excl_;  /* newgrant, renew: some other grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
+hidden byte fr_;    /* forget: a resource */
+hidden byte fk_;    /* forget: a grant */
 
 /* a total order over messages (any total order gives the same canonical
  * states as fencecheck's): two packed keys */
@@ -466,6 +474,19 @@ inline forget(w) {
 		k_++
 	:: else -> break
 	od;
+	/* its grants whose replies it was waiting for count for nothing */
+	fr_ = 0; fk_ = 0;
+	do
+	:: fr_ < R && fk_ < ghost[fr_].grants ->
+		if
+		:: ghost[fr_].g[fk_].worker == w + 1 && ghost[fr_].g[fk_].phase == PENDING ->
+			ghost[fr_].g[fk_].phase = VOID
+		:: else
+		fi;
+		fk_++
+	:: fr_ < R && fk_ >= ghost[fr_].grants -> fr_++; fk_ = 0
+	:: else -> break
+	od;
 	skip /* a break must not leave a d_step */
 }
 
@@ -503,6 +524,7 @@ inline tick() {
 		:: k_ < ghost[r_].grants ->
 			if :: ghost[r_].g[k_].early1 > 0 -> ghost[r_].g[k_].early1-- :: else fi;
 			if :: ghost[r_].g[k_].late1 > 0 -> ghost[r_].g[k_].late1-- :: else fi;
+			if :: ghost[r_].g[k_].early1 <= 1 && COUNTS(ghost[r_].g[k_]) -> ghost[r_].g[k_].phase = VOID :: else fi;
 			k_++
 		:: else -> break
 		od
@@ -577,13 +599,20 @@ inline tick() {
 
 /* model.stepper.grant: a new grant of tok_ to worker w_ (incarnation inc_,
  * request req_, sent age_ ticks ago) for resource r_, answered with live_.
- * spec.Judge's fact Granted is asserted over the ghost state before it. */
+ * spec.Judge's fact Granted is asserted over the ghost state before it:
+ * exclusive-lease when the new lease counts (its worker waits for it, and
+ * it has not lapsed) and another grant, not the same incarnation's of the
+ * same token, does. */
 inline newgrant() {
 	excl_ = 0; mono_ = 0; /* each CHECK once a transition, as spec.Judge sets a bit once */
 	i_ = 0;
 	do
 	:: i_ < ghost[r_].grants ->
-		if :: !ghost[r_].g[i_].released && ghost[r_].g[i_].early1 > 1 -> excl_ = 1 :: else fi;
+		if
+		:: live_ && age_ < TTL && COUNTS(ghost[r_].g[i_]) &&
+		   !(ghost[r_].g[i_].worker == w_ + 1 && ghost[r_].g[i_].inc == inc_ && ghost[r_].g[i_].token == tok_) -> excl_ = 1
+		:: else
+		fi;
 		if :: ghost[r_].g[i_].token >= tok_ -> mono_ = 1 :: else fi;
 		i_++
 	:: else -> break
@@ -597,7 +626,7 @@ inline newgrant() {
 	ghost[r_].g[gi_ - 1].token = tok_;
 	ghost[r_].g[gi_ - 1].early1 = (age_ > TTL -> 0 : TTL + 1 - age_);
 	ghost[r_].g[gi_ - 1].late1 = TTL + 1;
-	ghost[r_].g[gi_ - 1].released = 0;
+	ghost[r_].g[gi_ - 1].phase = (live_ && age_ < TTL -> PENDING : VOID);
 	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
 	lease[r_].grant = gi_; lease[r_].left1 = GRANTED1;
 	ONLEASE(r_);
@@ -702,17 +731,23 @@ inline renew() {
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
 			        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 			        gi_ + 1 < ghost[r_].grants), renew-validity);
-			excl_ = 0; i_ = 0;   /* another grant still valid: exclusive-lease */
+			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
+			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
+			excl_ = 0; i_ = 0;   /* the renewed lease counts, and another grant does: exclusive-lease */
 			do
 			:: i_ < ghost[r_].grants ->
-				if :: i_ != gi_ && !ghost[r_].g[i_].released && ghost[r_].g[i_].early1 > 1 -> excl_ = 1 :: else fi;
+				if
+				:: ghost[r_].g[gi_].early1 > 1 && ghost[r_].g[gi_].phase != RELEASED && COUNTS(ghost[r_].g[i_]) &&
+				   i_ != gi_ && !(ghost[r_].g[i_].worker == ghost[r_].g[gi_].worker &&
+				   ghost[r_].g[i_].inc == ghost[r_].g[gi_].inc && ghost[r_].g[i_].token == ghost[r_].g[gi_].token) -> excl_ = 1
+				:: else
+				fi;
 				i_++
 			:: else -> break
 			od;
 			CHECK(!excl_, exclusive-lease);
+			if :: ghost[r_].g[gi_].early1 > 1 && ghost[r_].g[gi_].phase != RELEASED -> ghost[r_].g[gi_].phase = HELD :: else fi;
 			lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
-			code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
-			if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
 			ghost[r_].g[gi_].late1 = TTL + 1;
 			REPLY(RenewRep, 0, 0, RepOK, 0, 0)
 		fi
@@ -726,7 +761,7 @@ inline release() {
 	:: lease[r_].holder != cur.worker + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
 		REPLY(ReleaseRep, 0, 0, RepNotHolder, 0, 0)
 	:: else ->
-		ghost[r_].g[lease[r_].grant - 1].released = 1; ONRELEASE(r_);
+		ghost[r_].g[lease[r_].grant - 1].phase = RELEASED; ONRELEASE(r_);
 		lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 		lease[r_].left1 = 1;
 #ifdef RELEASE_ADVANCES_FENCE
@@ -850,6 +885,11 @@ inline receive() {
 			:: cur.kind == AcquireRep ->
 				wk[w_].token = cur.token; wk[w_].grant = cur.grant; wk[w_].res = cur.res;
 				if :: cur.grant > ghost[cur.res].observed -> ghost[cur.res].observed = cur.grant :: else fi;
+				if
+				:: cur.grant != 0 && ghost[cur.res].g[cur.grant - 1].early1 > 1 && ghost[cur.res].g[cur.grant - 1].phase != RELEASED ->
+					ghost[cur.res].g[cur.grant - 1].phase = HELD
+				:: else
+				fi;
 				CHECK(fence[FR(cur.res)] >= cur.token, fence-before-grant)
 			:: cur.kind == ReleaseRep -> wk[w_].token = 0; wk[w_].grant = 0
 			:: else

@@ -208,9 +208,33 @@ typedef Result { byte writer; byte token; byte grant };
 /* The ghost state the assertions read (model.Ghost): every grant as it
  * really was, the newest grant a holder observed, the requests a grant
  * answered. No protocol step reads it. */
-typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; bool released };
+typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; byte phase };
 typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
 Ghost ghost[R];
+/* phase: model.Phase (where the lease stands as a history can show it) */
+#define PENDING  0 /* its reply not taken; its worker still waits for it */
+#define HELD     1 /* its reply taken, or renewed */
+#define VOID     2 /* lapsed, or its worker stopped waiting for its reply */
+#define RELEASED 3 /* its holder released it */
+#define COUNTS(t) (t.phase <= HELD)
+/* the acquire each worker waits for, inc * 16 + req (0: none): a grant's
+ * reply is live when its worker waits for it (model.Msg.Live) */
+byte waits[W];
+/* model.stepper.forget: worker w stops waiting for its acquire, and its
+ * grants whose replies it was waiting for count for nothing */
+#define GIVEUP(w) waits[w] = 0; gr_ = 0; gk_ = 0; \
+	do \
+	:: gr_ < R && gk_ < ghost[gr_].grants -> \
+		if \
+		:: ghost[gr_].g[gk_].worker == w + 1 && ghost[gr_].g[gk_].phase == PENDING -> \
+			ghost[gr_].g[gk_].phase = VOID \
+		:: else \
+		fi; \
+		gk_++ \
+	:: gr_ < R && gk_ >= ghost[gr_].grants -> gr_++; gk_ = 0 \
+	:: else -> break \
+	od; \
+	gr_ = 0; gk_ = 0
 byte fence[R];        /* the sink's fences (global: a holder's assertion reads them); r's is fence[FR(r)] */
 #ifdef GLOBAL_FENCE
 #define FR(r) 0
@@ -273,6 +297,9 @@ hidden byte excl_;  /* newgrant, renew: some other grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
+hidden byte live_;  /* newgrant: the granted acquire's worker waits for it */
+hidden byte gr_;    /* GIVEUP: a resource */
+hidden byte gk_;    /* GIVEUP: a grant */
 
 /* ---- the workers ---- */
 
@@ -287,12 +314,17 @@ inline acq_reply(m, w) {
 	if
 	:: m.kind != AcquireRep || m.inc != inc || m.req != req -> skip /* not the answer to this acquire */
 	:: else ->
-		pending = OpNone;
+		pending = OpNone; GIVEUP(w);
 		ONREPLY(wt1[w], OpAcquire, m.code);
 		if
 		:: m.code == RepOK ->
 			token = m.token; grant = m.grant; res = m.r;
 			if :: m.grant > ghost[m.r].observed -> ghost[m.r].observed = m.grant :: else fi;
+			if
+			:: m.grant != 0 && ghost[m.r].g[m.grant - 1].early1 > 1 && ghost[m.r].g[m.grant - 1].phase != RELEASED ->
+				ghost[m.r].g[m.grant - 1].phase = HELD
+			:: else
+			fi;
 			CHECK(fence[FR(m.r)] >= m.token, fence-before-grant)
 		:: else                                                             /* held */
 		fi
@@ -334,10 +366,10 @@ inline op_reply(m, w) {
 #define DISCARD2(L2)
 #endif
 #if CRASHES > 0
-#define CRASHED(CR) :: CR ? _ -> d_step { pending = OpNone; inc++ }; break
+#define CRASHED(CR, w) :: CR ? _ -> d_step { pending = OpNone; GIVEUP(w); inc++ }; break
 #define CRASHIDLE(CR) :: CR ? _ -> inc++
 #else
-#define CRASHED(CR)
+#define CRASHED(CR, w)
 #define CRASHIDLE(CR)
 #endif
 
@@ -348,8 +380,8 @@ inline op_reply(m, w) {
 	RCV(L0, acq_reply, w) \
 	RCV1(L1, acq_reply, w) \
 	RCV2(L2, acq_reply, w) \
-	:: pending = OpNone; break \
-	CRASHED(CR) \
+	:: d_step { pending = OpNone; GIVEUP(w) }; break \
+	CRASHED(CR, w) \
 	od
 
 /* waiting for any other reply: every option is local or an xr receive, so
@@ -360,11 +392,11 @@ inline op_reply(m, w) {
 	RCV1(L1, op_reply, w) \
 	RCV2(L2, op_reply, w) \
 	:: pending = OpNone; break \
-	CRASHED(CR) \
+	CRASHED(CR, w) \
 	od
 
 #define STARTRES(w, r, CR, L0, L1, L2) \
-	:: d_step { CANSTART(L0, L1, L2) && token == 0 -> ops++; req++; pending = OpAcquire; res = r; \
+	:: d_step { CANSTART(L0, L1, L2) && token == 0 -> ops++; req++; pending = OpAcquire; res = r; waits[w] = inc * 16 + req; \
 		coordq !! AcquireReq, w, r, inc, 0, req, 0, 0, 0 }; ACQWAIT(w, CR, L0, L1, L2) \
 	:: d_step { CANSTART(L0, L1, L2) && (token == 0 || res == r) -> ops++; pending = OpRead; res = r; \
 		sinkq !! ReadReq, w, r, inc, 0, 0, 0, 0, 0, ops }; OPWAIT(w, CR, L0, L1, L2)
@@ -555,8 +587,13 @@ inline sendout() {
  * r_: spec.Judge's fact Granted over the ghost before it */
 inline newgrant() {
 	excl_ = 0; mono_ = 0; /* each CHECK once a step, as spec.Judge sets a bit once */
+	live_ = (waits[w_] == inc_ * 16 + req_);
 	for (k_ : 1 .. ghost[r_].grants) {
-		if :: !ghost[r_].g[k_ - 1].released && ghost[r_].g[k_ - 1].early1 > 1 -> excl_ = 1 :: else fi;
+		if
+		:: live_ && age_ < TTL && COUNTS(ghost[r_].g[k_ - 1]) &&
+		   !(ghost[r_].g[k_ - 1].worker == w_ + 1 && ghost[r_].g[k_ - 1].inc == inc_ && ghost[r_].g[k_ - 1].token == tok_) -> excl_ = 1
+		:: else
+		fi;
 		if :: ghost[r_].g[k_ - 1].token >= tok_ -> mono_ = 1 :: else fi
 	}
 	CHECK(!excl_, exclusive-lease);
@@ -566,7 +603,7 @@ inline newgrant() {
 	ghost[r_].g[gi_ - 1].worker = w_ + 1; ghost[r_].g[gi_ - 1].inc = inc_;
 	ghost[r_].g[gi_ - 1].token = tok_;
 	ghost[r_].g[gi_ - 1].early1 = (age_ > TTL -> 0 : TTL + 1 - age_);
-	ghost[r_].g[gi_ - 1].late1 = TTL + 1; ghost[r_].g[gi_ - 1].released = 0;
+	ghost[r_].g[gi_ - 1].late1 = TTL + 1; ghost[r_].g[gi_ - 1].phase = (live_ && age_ < TTL -> PENDING : VOID);
 	ghost[r_].answered[w_] = ghost[r_].answered[w_] | (1 << (req_ - 1));
 	lease[r_].holder = w_ + 1; lease[r_].inc = inc_; lease[r_].token = tok_;
 	lease[r_].grant = gi_; lease[r_].left1 = TTL + 1;
@@ -628,14 +665,20 @@ inline coord_deliver() {
 				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
 				        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 				        gi_ + 1 < ghost[r_].grants), renew-validity);
-				excl_ = 0;   /* another grant still valid: exclusive-lease */
-				for (k_ : 1 .. ghost[r_].grants) {
-					if :: k_ - 1 != gi_ && !ghost[r_].g[k_ - 1].released && ghost[r_].g[k_ - 1].early1 > 1 -> excl_ = 1 :: else fi
-				}
-				CHECK(!excl_, exclusive-lease);
-				lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
 				code_ = (cur.age > TTL -> 0 : TTL + 1 - cur.age);
 				if :: code_ > ghost[r_].g[gi_].early1 -> ghost[r_].g[gi_].early1 = code_ :: else fi;
+				excl_ = 0;   /* the renewed lease counts, and another grant does: exclusive-lease */
+				for (k_ : 1 .. ghost[r_].grants) {
+					if
+					:: ghost[r_].g[gi_].early1 > 1 && ghost[r_].g[gi_].phase != RELEASED && COUNTS(ghost[r_].g[k_ - 1]) &&
+					   k_ - 1 != gi_ && !(ghost[r_].g[k_ - 1].worker == ghost[r_].g[gi_].worker &&
+					   ghost[r_].g[k_ - 1].inc == ghost[r_].g[gi_].inc && ghost[r_].g[k_ - 1].token == ghost[r_].g[gi_].token) -> excl_ = 1
+					:: else
+					fi
+				}
+				CHECK(!excl_, exclusive-lease);
+				if :: ghost[r_].g[gi_].early1 > 1 && ghost[r_].g[gi_].phase != RELEASED -> ghost[r_].g[gi_].phase = HELD :: else fi;
+				lease[r_].left1 = RENEWED1(r_); ONLEASE(r_);
 				ghost[r_].g[gi_].late1 = TTL + 1;
 				CREPLY(RenewRep, 0, 0, RepOK)
 			fi
@@ -645,7 +688,7 @@ inline coord_deliver() {
 		:: lease[r_].holder != w_ + 1 || lease[r_].inc != cur.inc || lease[r_].token != cur.token ->
 			CREPLY(ReleaseRep, 0, 0, RepNotHolder)
 		:: else ->
-			ghost[r_].g[lease[r_].grant - 1].released = 1; ONRELEASE(r_);
+			ghost[r_].g[lease[r_].grant - 1].phase = RELEASED; ONRELEASE(r_);
 			lease[r_].holder = 0; lease[r_].inc = 0; lease[r_].token = 0; lease[r_].grant = 0;
 			lease[r_].left1 = 1;
 #ifdef RELEASE_ADVANCES_FENCE
@@ -691,7 +734,8 @@ inline tick() {
 		if :: waiting[r_].worker != 0 && waiting[r_].age < AGECAP -> waiting[r_].age++ :: else fi;
 		for (k_ : 1 .. ghost[r_].grants) {
 			if :: ghost[r_].g[k_ - 1].early1 > 0 -> ghost[r_].g[k_ - 1].early1-- :: else fi;
-			if :: ghost[r_].g[k_ - 1].late1 > 0 -> ghost[r_].g[k_ - 1].late1-- :: else fi
+			if :: ghost[r_].g[k_ - 1].late1 > 0 -> ghost[r_].g[k_ - 1].late1-- :: else fi;
+			if :: ghost[r_].g[k_ - 1].early1 <= 1 && COUNTS(ghost[r_].g[k_ - 1]) -> ghost[r_].g[k_ - 1].phase = VOID :: else fi
 		}
 	}
 	w_ = len(coordq);

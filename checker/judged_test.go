@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
@@ -80,7 +81,7 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 		Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
 	}}
 	var shown spec.Set
-	for _, v := range append(designs.All(), unchecked, unraised) {
+	for _, v := range append(designs.All(), unchecked, unraised, reentrant) {
 		for _, c := range []model.Config{def, small} {
 			m, err := v.Machine(c)
 			if err != nil {
@@ -100,5 +101,45 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 	}
 	if want := spec.SetOf(spec.Fencing, spec.ExclusiveLease, spec.TokenMonotonic, spec.IdempotentResult); shown&want != want {
 		t.Errorf("the histories showed only %v: the differential judged too little", shown.IDs())
+	}
+}
+
+// reentrant is a design whose lease excludes every applicant but its own
+// holder's incarnation, which asking again is granted again: safe, since a
+// worker asks only when it holds no token, having given up (or been
+// refused) any earlier request, whose reply it then ignores.
+var reentrant = spec.Variant{Name: "re-entrant", Design: model.Design{Valid: func(l model.Lease, req model.Msg) bool {
+	return model.RefValid(l, req) && !(l.Holder == req.Worker+1 && l.Inc == req.Inc)
+}}}
+
+// TestAGrantNobodyTakesIsNoLease: a grant whose reply its worker stopped
+// waiting for before it came is no lease anyone counts on, so a complete
+// BFS proves the re-entrant design free of exclusive-lease: its worker
+// that gives up a request and asks again gets a second grant while the
+// first, unreleased and unexpired, was never taken (a false alarm while
+// every grant counted from its issue). The same searches of a design that
+// grants whoever asks find exclusive-lease, so they are not blind to it.
+func TestAGrantNobodyTakesIsNoLease(t *testing.T) {
+	anyone := spec.Variant{Name: "grants whoever asks", Design: model.Design{Valid: func(model.Lease, model.Msg) bool { return false }}}
+	for _, c := range []model.Config{
+		{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 3, Grants: 3, InFlight: 2, Drops: 1},
+		{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 3, Grants: 3, InFlight: 2, Crashes: 1},
+	} {
+		for _, k := range []struct {
+			v    spec.Variant
+			want bool
+		}{{reentrant, false}, {anyone, true}} {
+			m, err := k.v.Machine(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Symmetry: model.SymWorkers, Reduce: model.Reductions})
+			if !res.Complete {
+				t.Fatalf("%s, %+v: the search stopped: %s", k.v.Name, c, res.Stopped)
+			}
+			if got := res.Violated.Has(spec.ExclusiveLease); got != k.want {
+				t.Errorf("%s, %+v: exclusive-lease violated %v, want %v (%d states)", k.v.Name, c, got, k.want, res.States)
+			}
+		}
 	}
 }

@@ -185,7 +185,8 @@ func (m *Machine) Decode(b []byte, s *State) error {
 		}
 		for i := 1; i <= int(g.Grants); i++ {
 			x, t := d.take(6), &g.Grant[i]
-			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Released = x[0], x[1], x[2], int8(x[3]), int8(x[4]), d.bool(x[5])
+			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Phase = x[0], x[1], x[2], int8(x[3]), int8(x[4]), Phase(x[5])
+			d.bad = d.bad || t.Phase > Released
 		}
 		for w := 0; w < nw; w++ {
 			x := d.take(2)

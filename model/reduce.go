@@ -83,12 +83,14 @@ const (
 	// Early to ttl−age (at most 0 from age ttl on, whatever more) and by
 	// the partially synchronous network's "age ≥ Delay"; a tick adds one
 	// to an age below the cap either way. Early is read only as "Early >
-	// 0" of an unreleased grant (exclusive-lease), Late only as "Late ≤ 0"
+	// 0" (by the grant's phase, GrantTruth.Phase, which exclusive-lease
+	// reads: a grant that lapses is Void, a reply taken or a renew makes
+	// one Held only before it lapses), Late only as "Late ≤ 0"
 	// (renew-validity, absolute-validity); a tick keeps a deadline at or
 	// below 0 there, a renew sets Late to ttl and Early to the larger of
-	// it and ttl−age, which is at or below 0 exactly when the cut one is,
-	// and nothing reads a released grant's Early again (a release is
-	// never undone). So a state and its cut enable the same actions,
+	// it and ttl−age, and an answer from a record Early so, which is at
+	// or below 0 exactly when the cut one is, and a released grant's
+	// Early is read again only after such an answer. So a state and its cut enable the same actions,
 	// whose successors are again a state and its cut, with the same facts
 	// and the same verdicts: a search over cut states has a full search's
 	// verdicts and shortest counterexample lengths.
@@ -112,19 +114,23 @@ const (
 	// the state a tick passing before a send leads to stands for the one a
 	// tick passing after it leads to. Proof: a state v simulates a state u
 	// when v is u with messages in flight and waiting acquires no older
-	// (Msg.Age, Waiting.Age) and ghost deadlines a holder may count on
-	// (GrantTruth.Early) no earlier. An age is read only by the grant or
-	// renew that sets Early to ttl−age (or keeps a later one), by the
-	// partially synchronous network's "age ≥ Config.Delay" that holds time
-	// back, and when a waiting acquire takes its request's age; Early only
-	// by exclusive-lease's "Early > 0" of an unreleased grant. Each is
-	// monotone: in v every action of u is enabled (naming the younger copy
-	// of a message; a younger message holds no tick back that the older
-	// one does not), with the same effect and fact, to a successor that is
-	// again u's successor with requests no older and Early no earlier, and
-	// with every verdict u's step has (a later Early can only add
-	// exclusive-lease). No fact, no decision and no other invariant reads
-	// either. As for ReduceBudgets, BFS stored v no later than u, so every
+	// (Msg.Age, Waiting.Age), ghost deadlines a holder may count on
+	// (GrantTruth.Early) no earlier, and grants counted on no less
+	// (GrantTruth.Phase: Held over Pending over Void, Released alike). An
+	// age is read only by the grant or renew that sets Early to ttl−age (or
+	// keeps a later one), by the partially synchronous network's "age ≥
+	// Config.Delay" that holds time back, and when a waiting acquire takes
+	// its request's age; Early only by exclusive-lease's "Early > 0" of an
+	// unreleased grant and by the phase (a grant that has lapsed is Void, a
+	// reply taken or a renew makes one Held only before it lapses); the
+	// phase only by exclusive-lease. Each is monotone: in v every action
+	// of u is enabled (naming the younger copy of a message; a younger
+	// message holds no tick back that the older one does not), with the
+	// same effect and fact, to a successor that is again u's successor
+	// with requests no older, Early no earlier and grants counted on no
+	// less, and with every verdict u's step has (a later Early, or a grant
+	// counted on longer, can only add exclusive-lease). No fact, no
+	// decision and no other invariant reads any of them. As for ReduceBudgets, BFS stored v no later than u, so every
 	// violation reachable from u is reachable from v, as soon.
 	ReduceAges
 	// ReduceDeadDelivered stores a state with the dead messages it can
@@ -303,7 +309,7 @@ func (m *Machine) Normalize(s *State, r Reduction) {
 		g := &s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
 			t := &g.Grant[i]
-			if t.Early < 0 || t.Released {
+			if t.Early < 0 || t.Phase == Released {
 				t.Early = 0
 			}
 			t.Late = max(t.Late, 0)

@@ -243,8 +243,34 @@ type GrantTruth struct {
 	// Late is the ticks left until the deadline the reference coordinator
 	// sets: ttl after it received that request.
 	Late int8
+	// Phase is where the lease stands as a history can show it.
+	Phase Phase
+}
+
+// Phase is where a grant's lease stands as a history can show it: a lease
+// counts (Pending or Held) while someone counts on it or may yet, and only
+// while it is valid by its earliest deadline (Early > 0).
+type Phase uint8
+
+const (
+	// Pending: its reply has not reached its worker, which still waits
+	// for it (a retry's answer from a record may bring it).
+	Pending Phase = iota
+	// Held: a reply of the grant reached its worker (the ok of its
+	// acquire, or of an acquire a record answered with its token), or the
+	// coordinator renewed it.
+	Held
+	// Void: the lease counts for nothing: it has lapsed, or its worker
+	// stopped waiting for its reply before it came (a grant whose reply
+	// nobody takes is no lease anyone counts on). An answer from a record
+	// that gives its token again makes it Pending.
+	Void
 	// Released: the coordinator accepted the holder's release of the
 	// grant. A release from anyone else that a design accepts frees the
 	// lease, but the holder goes on counting on it.
-	Released bool
-}
+	Released
+)
+
+// Counts reports whether a lease in phase p is one that someone counts
+// on, or may yet.
+func (p Phase) Counts() bool { return p <= Held }

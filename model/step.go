@@ -371,11 +371,20 @@ func (st *stepper) giveUp(w uint8) {
 
 // forget marks worker w's messages in flight as no longer live: their
 // requests still reach their servers, but the worker ignores the replies.
+// Its grants whose replies it was waiting for count for nothing (Void).
 func (st *stepper) forget(w uint8) {
 	s := st.s
 	for i := 0; i < int(s.NMsgs); i++ {
 		if s.Msgs[i].Worker == w && !s.Msgs[i].coordinators() {
 			s.Msgs[i].Live = false
+		}
+	}
+	for r := range st.m.Config.Resources {
+		g := &s.Ghost[r]
+		for i := 1; i <= int(g.Grants); i++ {
+			if t := &g.Grant[i]; t.Worker == w+1 && t.Phase == Pending {
+				t.Phase = Void // a grant whose reply its worker no longer waits for
+			}
 		}
 	}
 }
@@ -440,8 +449,12 @@ func (st *stepper) tick() {
 	for r := range s.Ghost {
 		g := &s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
-			countDown(&g.Grant[i].Early)
-			countDown(&g.Grant[i].Late)
+			t := &g.Grant[i]
+			countDown(&t.Early)
+			countDown(&t.Late)
+			if t.Early <= 0 && t.Phase.Counts() {
+				t.Phase = Void
+			}
 		}
 	}
 	limit := m.ageCap()
@@ -562,7 +575,12 @@ func (st *stepper) reanswered(msg *Msg, token uint8) {
 	if i := g.grantOf(msg.Worker, msg.Inc, token); i != 0 {
 		t := &g.Grant[i]
 		t.Early = max(t.Early, Clamp(st.m.Config.TTL-int(msg.Age)))
-		t.Released = false
+		switch {
+		case t.Early <= 0:
+			t.Phase = Void
+		case t.Phase != Held:
+			t.Phase = Pending
+		}
 	}
 }
 
@@ -647,7 +665,7 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	r, w := msg.Res, msg.Worker
 	g := &s.Ghost[r]
 	for i := 1; i <= int(g.Grants); i++ {
-		if !g.Grant[i].Released {
+		if g.Grant[i].Phase != Released {
 			st.fact.Scenes |= SceneTakeover
 		}
 	}
@@ -655,6 +673,9 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	gi := g.Grants
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
 		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
+	if !msg.Live || g.Grant[gi].Early <= 0 {
+		g.Grant[gi].Phase = Void // its worker no longer waits for it, or it has lapsed
+	}
 	left := d.Deadline(Lease{}, *msg, m.Config.TTL)
 	decided(st.m, decDeadline, msg, left, func(q Msg, _ Perm) int8 { return d.Deadline(Lease{}, q, m.Config.TTL) })
 	co.Lease[r] = Lease{Holder: w + 1, Inc: msg.Inc, Token: token, Grant: gi, Left: left}
@@ -693,6 +714,9 @@ func (st *stepper) renew(msg *Msg) {
 	gt := &s.Ghost[msg.Res].Grant[l.Grant]
 	gt.Early = max(gt.Early, Clamp(m.Config.TTL-int(msg.Age)))
 	gt.Late = Clamp(m.Config.TTL)
+	if gt.Early > 0 && gt.Phase != Released {
+		gt.Phase = Held
+	}
 	st.reply(msg, RenewRep, RepOK)
 }
 
@@ -715,7 +739,8 @@ func (st *stepper) release(msg *Msg) {
 		// Only the grant's holder gives it up: a release the design
 		// accepts from another worker frees the lease at the coordinator,
 		// while its holder goes on counting on it.
-		s.Ghost[msg.Res].Grant[l.Grant].Released = true
+		t := &s.Ghost[msg.Res].Grant[l.Grant]
+		t.Phase = Released
 	}
 	st.onLease(LeaseReleased, &co.RU[msg.Res], *l)
 	*l = Lease{}
@@ -904,7 +929,10 @@ func (st *stepper) receive(msg *Msg) {
 		wk.Token, wk.Grant, wk.Res = msg.Token, msg.Grant, msg.Res
 		g := &s.Ghost[msg.Res]
 		g.Observed = max(g.Observed, msg.Grant)
-		st.fact = Fact{Kind: GrantSeen, Res: msg.Res, Worker: w, Replica: msg.Replica, Token: msg.Token, Grant: msg.Grant}
+		if t := &g.Grant[msg.Grant]; msg.Grant != 0 && t.Early > 0 && t.Phase != Released {
+			t.Phase = Held
+		}
+		st.fact = Fact{Kind: GrantSeen, Res: msg.Res, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Token: msg.Token, Grant: msg.Grant}
 	case OpRelease:
 		wk.Token, wk.Grant = 0, 0
 	}

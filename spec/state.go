@@ -54,15 +54,17 @@ func bitOf(id string) Set {
 //     sink accepted before (what the history checker's fencing reads, so
 //     that a sink that keeps a fence and ignores it, or a forged token
 //     below the fence, is judged here as it is there);
-//   - exclusive-lease: a new grant of r while an earlier, unreleased grant
-//     is still valid by its earliest deadline (ttl after its request was sent),
-//     or an acquire answered from a record with a token no grant gave that
-//     request (a grant in all but name: model.Reanswered) while another
-//     holder's grant is (the answer extends the earliest deadline of the
-//     holder's own grant of the token), or a renew of a lease while
-//     another grant is (a lease its holder had let lapse, renewed after a
-//     re-answer revived another's); a grant is released only by its
-//     holder's release;
+//   - exclusive-lease: a new grant of r, or a renew of one, while another
+//     grant of r is valid by its earliest deadline (ttl after its request
+//     was sent), unreleased, and counted on (model.Phase.Counts: its reply
+//     reached its worker, or its worker still waits for it), or an acquire
+//     answered from a record with a token no grant gave that request (a
+//     grant in all but name: model.Reanswered) while another holder's
+//     grant is (the answer extends the earliest deadline of the holder's
+//     own grant of the token); a grant whose reply its worker stopped
+//     waiting for before it came is no lease (it overlaps none, as in a
+//     history, where only an ok shows a lease), and a grant is released
+//     only by its holder's release;
 //   - token-monotonic: a new grant's token is not above every earlier one,
 //     nor is the token of such an answer from a record (a token granted
 //     twice, even the same lease answered again to a new request, as the
@@ -88,32 +90,24 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 	var v Set
 	g := &prev.Ghost[f.Res]
 	switch f.Kind {
-	case model.Granted:
+	case model.Granted, model.Reanswered:
+		// An answer from a record is as a new grant of the record's token
+		// (so a token granted before, as the history checker has it:
+		// granted twice).
 		for i := 1; i <= int(g.Grants); i++ {
-			t := &g.Grant[i]
-			if !t.Released && t.Early > 0 {
-				v |= bitOf(ExclusiveLease)
-			}
-			if t.Token >= f.Token {
+			if g.Grant[i].Token >= f.Token {
 				v |= bitOf(TokenMonotonic)
 			}
 		}
-		if g.Answered[f.Worker].Has(f.Req) {
+		if f.Kind == model.Granted && g.Answered[f.Worker].Has(f.Req) {
 			v |= bitOf(AcquireIdempotent)
 		}
-	case model.Reanswered:
-		// As a new grant of the record's token (so a token granted
-		// before, as the history checker has it: granted twice), but that
-		// the holder's own grant of the token excludes no lease of its own.
-		for i := 1; i <= int(g.Grants); i++ {
-			t := &g.Grant[i]
-			own := t.Worker == f.Worker+1 && t.Inc == f.Inc && t.Token == f.Token
-			if !own && !t.Released && t.Early > 0 {
-				v |= bitOf(ExclusiveLease)
-			}
-			if t.Token >= f.Token {
-				v |= bitOf(TokenMonotonic)
-			}
+		// A grant that counts for nothing from its start (its worker no
+		// longer waits for it, or it has lapsed already) overlaps no
+		// lease. An answer from a record does, whatever grant the record
+		// names: its worker waits for it.
+		if f.Kind == model.Reanswered || next.Ghost[f.Res].Grant[f.Grant].Phase.Counts() {
+			v |= overlaps(g, f)
 		}
 	case model.GrantSeen:
 		if m.Fence(next, f.Res) < f.Token {
@@ -124,10 +118,8 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || f.Grant < g.Grants {
 			v |= bitOf(RenewValidity)
 		}
-		for i := 1; i <= int(g.Grants); i++ {
-			if o := &g.Grant[i]; i != int(f.Grant) && !o.Released && o.Early > 0 {
-				v |= bitOf(ExclusiveLease)
-			}
+		if next.Ghost[f.Res].Grant[f.Grant].Phase.Counts() {
+			v |= overlaps(g, model.Fact{Worker: t.Worker - 1, Inc: t.Inc, Token: t.Token, Grant: f.Grant})
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
@@ -147,6 +139,22 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	}
 	return v
+}
+
+// overlaps is exclusive-lease at a lease of grant f.Grant that starts or
+// goes on (a grant, an answer from a record, a renew): another grant of
+// the resource counts (model.Phase.Counts: valid by its earliest deadline,
+// unreleased, and its holder counts on it or may yet), other than the same
+// incarnation's grant of the same token, whose lease this one is.
+func overlaps(g *model.Ghost, f model.Fact) Set {
+	for i := 1; i <= int(g.Grants); i++ {
+		o := &g.Grant[i]
+		own := i == int(f.Grant) || o.Worker == f.Worker+1 && o.Inc == f.Inc && o.Token == f.Token
+		if o.Phase.Counts() && !own {
+			return bitOf(ExclusiveLease)
+		}
+	}
+	return 0
 }
 
 // writtenGrant is the grant a write from grant f.Grant with token f.Token

@@ -1,7 +1,8 @@
 // Package simulation holds, for the tests of the search's reductions, the
 // relation by which one model state simulates another: the same state with
 // no more of any fault budget spent, requests no older, ghost deadlines no
-// earlier, fewer dead messages in flight and paused workers running. The
+// earlier and grants counted on no less, fewer dead messages in flight and
+// paused workers running. The
 // model's tests check that each reduction's simulating states are related
 // so; the checker's test that the reduced search covers a full one looks
 // them up by it.
@@ -17,7 +18,8 @@ import (
 
 // Skeleton is s with what Simulates may lower, raise or leave out zeroed:
 // the fault budgets spent, the ages of requests, the ghost deadlines a
-// holder may count on, the workers' pauses; its dead messages left out, the
+// holder may count on and how far a grant is counted on (its phase, but
+// Released), the workers' pauses; its dead messages left out, the
 // other messages sorted again. A state can simulate only states of its
 // skeleton.
 func Skeleton(m *model.Machine, s *model.State) model.State {
@@ -42,7 +44,11 @@ func Skeleton(m *model.Machine, s *model.State) model.State {
 	}
 	for r := range k.Ghost {
 		for g := range k.Ghost[r].Grant {
-			k.Ghost[r].Grant[g].Early = 0
+			t := &k.Ghost[r].Grant[g]
+			t.Early = 0
+			if t.Phase != model.Released {
+				t.Phase = model.Pending
+			}
 		}
 	}
 	return k
@@ -50,7 +56,8 @@ func Skeleton(m *model.Machine, s *model.State) model.State {
 
 // Simulates reports whether v is u with no more of any fault budget spent,
 // requests no older (its messages matched to u's with the same other
-// fields; waiting acquires), ghost deadlines no earlier, some of u's dead
+// fields; waiting acquires), ghost deadlines no earlier, grants counted on
+// no less (counted), some of u's dead
 // messages not in flight and some of u's paused workers running (not one
 // holding a write, model.Worker.Holding, which both must hold alike), and
 // nothing else different.
@@ -73,7 +80,7 @@ func Simulates(m *model.Machine, v, u *model.State) bool {
 	}
 	for r := range v.Ghost {
 		for g := range v.Ghost[r].Grant {
-			if v.Ghost[r].Grant[g].Early < u.Ghost[r].Grant[g].Early {
+			if vt, ut := &v.Ghost[r].Grant[g], &u.Ghost[r].Grant[g]; vt.Early < ut.Early || counted(vt.Phase) < counted(ut.Phase) {
 				return false
 			}
 		}
@@ -158,4 +165,20 @@ func withAge(m model.Msg, age uint8) model.Msg {
 func CompareMsgs(p, q model.Msg) int {
 	return bytes.Compare(unsafe.Slice((*byte)(unsafe.Pointer(&p)), unsafe.Sizeof(p)),
 		unsafe.Slice((*byte)(unsafe.Pointer(&q)), unsafe.Sizeof(q)))
+}
+
+// counted orders the phases of a grant by how far it is counted on: Void
+// (not at all), Pending (until its worker stops waiting), Held (until it
+// lapses); a longer-lived phase in the simulating state only adds
+// exclusive-lease verdicts, and each step keeps the order (a phase that
+// lapses later, and a reply taken or a renew, makes it Held no earlier).
+// Released is equal in both, by Skeleton.
+func counted(p model.Phase) int {
+	switch p {
+	case model.Pending:
+		return 1
+	case model.Held:
+		return 2
+	}
+	return 0
 }
