@@ -145,9 +145,9 @@ inline mixed(r) {
 /* model.stepper.store of the write m to resource r: its result stored under
  * its key unless another payload holds it (code_: RepOK, RepReplayed or
  * RepConflict), and a write taken judged (spec.Judge's WriteAccepted: from a
- * grant older than one observed, or below the newest observed grant's
- * token, the fence r's advances set, or the fence it met) and applied to the
- * sink's registers (ACCEPTED, each model's). A macro, not an
+ * grant older than one observed, or below the highest token an acquire's
+ * reply brought, the fence r's advances set, or the fence it met) and
+ * applied to the sink's registers (ACCEPTED, each model's). A macro, not an
  * inline: CHECK and ACCEPTED are defined after this file is included. */
 #define STORE(r, m) \
 	if \
@@ -162,7 +162,7 @@ inline mixed(r) {
 	:: code_ != RepConflict -> \
 		writtengrant(r, m); \
 		CHECK(!(gi_ < ghost[r].observed || m.token < ADVANCED(r) || m.token < fence[FR(r)] || \
-		        ghost[r].observed > 0 && m.token < ghost[r].g[ghost[r].observed - 1].token), fencing); \
+		        m.token < ghost[r].seentok), fencing); \
 		CHECKMIXED(r); \
 		ACCEPTED(r, m.token) \
 	:: else \

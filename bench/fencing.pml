@@ -264,7 +264,7 @@ typedef Waiting { byte worker; byte inc; byte req; byte age; byte seq /* worker+
 typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; byte phase };
 /* answered[w]: bit q-1 is set when a grant answered w's acquire request q
  * (model.ReqSet) */
-typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
+typedef Ghost { byte grants; byte observed; byte seentok; Truth g[GRANTS]; byte answered[W] };
 typedef Result { byte writer; byte token; byte grant }; /* writer 0: no result */
 
 Worker wk[W];
@@ -885,6 +885,7 @@ inline receive() {
 			:: cur.kind == AcquireRep ->
 				wk[w_].token = cur.token; wk[w_].grant = cur.grant; wk[w_].res = cur.res;
 				if :: cur.grant > ghost[cur.res].observed -> ghost[cur.res].observed = cur.grant :: else fi;
+				if :: cur.token > ghost[cur.res].seentok -> ghost[cur.res].seentok = cur.token :: else fi;
 				if
 				:: cur.grant != 0 && ghost[cur.res].g[cur.grant - 1].early1 > 1 && ghost[cur.res].g[cur.grant - 1].phase != RELEASED ->
 					ghost[cur.res].g[cur.grant - 1].phase = HELD

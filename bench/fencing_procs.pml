@@ -209,7 +209,7 @@ typedef Result { byte writer; byte token; byte grant };
  * really was, the newest grant a holder observed, the requests a grant
  * answered. No protocol step reads it. */
 typedef Truth { byte worker; byte inc; byte token; byte early1; byte late1; byte phase };
-typedef Ghost { byte grants; byte observed; Truth g[GRANTS]; byte answered[W] };
+typedef Ghost { byte grants; byte observed; byte seentok; Truth g[GRANTS]; byte answered[W] };
 Ghost ghost[R];
 /* phase: model.Phase (where the lease stands as a history can show it) */
 #define PENDING  0 /* its reply not taken; its worker still waits for it */
@@ -320,6 +320,7 @@ inline acq_reply(m, w) {
 		:: m.code == RepOK ->
 			token = m.token; grant = m.grant; res = m.r;
 			if :: m.grant > ghost[m.r].observed -> ghost[m.r].observed = m.grant :: else fi;
+			if :: m.token > ghost[m.r].seentok -> ghost[m.r].seentok = m.token :: else fi;
 			if
 			:: m.grant != 0 && ghost[m.r].g[m.grant - 1].early1 > 1 && ghost[m.r].g[m.grant - 1].phase != RELEASED ->
 				ghost[m.r].g[m.grant - 1].phase = HELD
@@ -366,10 +367,13 @@ inline op_reply(m, w) {
 #define DISCARD2(L2)
 #endif
 #if CRASHES > 0
-#define CRASHED(CR, w) :: CR ? _ -> d_step { pending = OpNone; GIVEUP(w); inc++ }; break
+#define CRASHED(CR) :: CR ? _ -> d_step { pending = OpNone; inc++ }; break
+/* a crash while an acquire waits also voids its grants still pending */
+#define ACQCRASHED(CR, w) :: CR ? _ -> d_step { pending = OpNone; GIVEUP(w); inc++ }; break
 #define CRASHIDLE(CR) :: CR ? _ -> inc++
 #else
-#define CRASHED(CR, w)
+#define CRASHED(CR)
+#define ACQCRASHED(CR, w)
 #define CRASHIDLE(CR)
 #endif
 
@@ -381,7 +385,7 @@ inline op_reply(m, w) {
 	RCV1(L1, acq_reply, w) \
 	RCV2(L2, acq_reply, w) \
 	:: d_step { pending = OpNone; GIVEUP(w) }; break \
-	CRASHED(CR, w) \
+	ACQCRASHED(CR, w) \
 	od
 
 /* waiting for any other reply: every option is local or an xr receive, so
@@ -392,7 +396,7 @@ inline op_reply(m, w) {
 	RCV1(L1, op_reply, w) \
 	RCV2(L2, op_reply, w) \
 	:: pending = OpNone; break \
-	CRASHED(CR, w) \
+	CRASHED(CR) \
 	od
 
 #define STARTRES(w, r, CR, L0, L1, L2) \

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/designs"
@@ -42,7 +43,9 @@ func TestOnTransitionsIsWhatJudgeDecides(t *testing.T) {
 // judges of one run: every invariant judged on transitions that the history
 // checker finds in a run's history (which reads only what the processes
 // saw), the model's steps violate too, the same invariant, for every
-// built-in design: random runs at the default config without duplicates
+// built-in design and four of the test's own (a sink that checks nothing,
+// one whose fence writes do not raise, the re-entrant design, a counter a
+// restart resets): random runs at the default config without duplicates
 // (which make a history untrusted) and at a small one with forged tokens.
 // The model may find more (it sees the ghost, and judges a grant at its
 // issue), never less: a BFS proof that an invariant holds must not be
@@ -81,7 +84,7 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 		Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
 	}}
 	var shown spec.Set
-	for _, v := range append(designs.All(), unchecked, unraised, reentrant) {
+	for _, v := range append(designs.All(), unchecked, unraised, reentrant, counterReset) {
 		for _, c := range []model.Config{def, small} {
 			m, err := v.Machine(c)
 			if err != nil {
@@ -141,5 +144,53 @@ func TestAGrantNobodyTakesIsNoLease(t *testing.T) {
 				t.Errorf("%s, %+v: exclusive-lease violated %v, want %v (%d states)", k.v.Name, c, got, k.want, res.States)
 			}
 		}
+	}
+}
+
+// counterReset takes tokens from a counter a restart resets, for a
+// max-token sink whose fence writes alone raise: a grant after the restart
+// carries a lower token than one a holder saw before it, and a write with
+// it, which the sink lets in while no write has raised its fence, is below
+// what the history saw.
+var counterReset = spec.Variant{Name: "a counter a restart resets", Design: model.Design{
+	Tokens: model.CounterOnly,
+	Restart: func(co model.Coordinator, ttl int) model.Coordinator {
+		co = model.RefRestart(co, ttl)
+		co.Counter = [model.MaxResources]uint8{}
+		return co
+	},
+	Check: func(v model.SinkView, w model.Msg) uint8 {
+		if w.Token >= v.Fence {
+			return model.RepOK
+		}
+		return model.RepFenced
+	},
+	Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
+}}
+
+// TestFencingReadsTheHighestTokenSeen: where a restart resets the token
+// counter, a newer grant carries a lower token than one a holder saw
+// before; a write with it that the sink lets in (its fence, raised by
+// writes alone, has seen none) is below what the history saw of the fence,
+// fencing to the history checker, and so to the model's steps: fencing
+// reads the highest token an acquire's reply brought, not the newest
+// grant's.
+func TestFencingReadsTheHighestTokenSeen(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 4, Grants: 3, InFlight: 2, Restarts: 1}
+	tick := act(model.Tick, 0)
+	acquire := func(w uint8) []func(model.Action) bool {
+		return []func(model.Action) bool{act(model.Acquire, w), deliver(model.AcquireReq, w), deliver(model.AcquireRep, w)}
+	}
+	picks := slices.Concat(acquire(0), // token 1
+		[]func(model.Action) bool{tick, tick}, acquire(1), // token 2, seen by w2
+		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart }, tick, tick,
+			act(model.Renew, 0), deliver(model.RenewReq, 0), deliver(model.RenewRep, 0)}, // w1 loses its lease
+		acquire(0), // token 1 again
+		[]func(model.Action) bool{act(model.Write, 0), deliver(model.WriteReq, 0)})
+	run, judged := scripted(t, newMachine(t, c, counterReset.Design), picks)
+	h := HistoryViolations(run)
+	if !h.Has(spec.Fencing) || !judged.Has(spec.Fencing) {
+		t.Fatalf("a write with token 1 after token 2 was seen: the history violates %v, the model's steps %v; want fencing in both",
+			h.IDs(), judged.IDs())
 	}
 }

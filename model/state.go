@@ -208,7 +208,12 @@ type Ghost struct {
 	// next grant, or a release) has set: a fence above a holder's token that
 	// this resource's own protocol raised is no other resource's doing.
 	Advanced uint8
-	Grant    [MaxGrants + 1]GrantTruth
+	// SeenToken is the highest token an acquire reply of the resource
+	// brought a worker: what a history shows of the fence from its grants
+	// (a newer grant may carry a lower token, where tokens are not
+	// monotonic; fencing reads this, not the newest grant's).
+	SeenToken uint8
+	Grant     [MaxGrants + 1]GrantTruth
 	// Answered is, per worker, the set of its acquire requests that a new
 	// grant answered, whatever the design itself remembers.
 	Answered [MaxWorkers]ReqSet

@@ -929,6 +929,7 @@ func (st *stepper) receive(msg *Msg) {
 		wk.Token, wk.Grant, wk.Res = msg.Token, msg.Grant, msg.Res
 		g := &s.Ghost[msg.Res]
 		g.Observed = max(g.Observed, msg.Grant)
+		g.SeenToken = max(g.SeenToken, msg.Token)
 		if t := &g.Grant[msg.Grant]; msg.Grant != 0 && t.Early > 0 && t.Phase != Released {
 			t.Phase = Held
 		}

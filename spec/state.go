@@ -49,11 +49,12 @@ func bitOf(id string) Set {
 //     r was observed by its holder (a coordinator that reissues a number
 //     equal to the sink's fence still fails this, unlike a numeric check),
 //     or a write whose token is below what a history shows of the fence:
-//     the token of the newest grant observed, the highest fence an advance
-//     of r set, the fence the sink compared the write with, or a token the
-//     sink accepted before (what the history checker's fencing reads, so
-//     that a sink that keeps a fence and ignores it, or a forged token
-//     below the fence, is judged here as it is there);
+//     the highest token an acquire's reply brought (model.Ghost.SeenToken),
+//     the highest fence an advance of r set, the fence the sink compared
+//     the write with, or a token the sink accepted before (what the
+//     history checker's fencing reads, so that a sink that keeps a fence
+//     and ignores it, or a forged token below the fence, is judged here as
+//     it is there);
 //   - exclusive-lease: a new grant of r, or a renew of one, while another
 //     grant of r is valid by its earliest deadline (ttl after its request
 //     was sent), unreleased, and counted on (model.Phase.Counts: its reply
@@ -123,7 +124,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
-		if f.Grant < g.Observed || f.Token < max(g.Grant[g.Observed].Token, g.Advanced, m.Fence(prev, f.Res)) ||
+		if f.Grant < g.Observed || f.Token < max(g.SeenToken, g.Advanced, m.Fence(prev, f.Res)) ||
 			f.Token < acceptedToken(prev, f.Res) {
 			v |= bitOf(Fencing)
 		}
