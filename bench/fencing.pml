@@ -728,6 +728,8 @@ inline renew() {
 		:: RENEWEXPIRED(r_) -> REPLY(RenewRep, 0, 0, RepExpired, 0, 0)
 		:: else ->
 			gi_ = lease[r_].grant - 1;
+			/* the grant whose token was handed out last (model.Ghost.Latest) is the
+			 * newest: no design here answers a new request from a record */
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||
 			        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 			        gi_ + 1 < ghost[r_].grants), renew-validity);

@@ -666,6 +666,8 @@ inline coord_deliver() {
 			:: RENEWEXPIRED(r_) -> CREPLY(RenewRep, 0, 0, RepExpired)
 			:: else ->
 				gi_ = lease[r_].grant - 1;
+				/* the grant whose token was handed out last (model.Ghost.Latest) is the
+				 * newest: no design here answers a new request from a record */
 				CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != w_ + 1 ||
 				        ghost[r_].g[gi_].inc != cur.inc || ghost[r_].g[gi_].token != cur.token ||
 				        gi_ + 1 < ghost[r_].grants), renew-validity);

@@ -194,3 +194,23 @@ func TestFencingReadsTheHighestTokenSeen(t *testing.T) {
 			h.IDs(), judged.IDs())
 	}
 }
+
+// TestRenewAfterAReanswerIsAfterATakeover: an answer from a record that
+// hands a worker its old lease again is, to a history, a grant of that
+// token; a renew of the lease it took over after it is one after a
+// takeover (renew-validity), to the model's steps too: the grant whose
+// token was handed out last is the re-answered one, not the newest.
+func TestRenewAfterAReanswerIsAfterATakeover(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 3, Grants: 2, InFlight: 2}
+	picks := slices.Concat(grant(0), // token 1
+		[]func(model.Action) bool{act(model.Tick, 0)}, grant(1), // token 2, w1's lease lapsed
+		[]func(model.Action) bool{act(model.Renew, 0), deliver(model.RenewReq, 0), deliver(model.RenewRep, 0), // refused: w1 drops token 1
+			act(model.Acquire, 0), deliver(model.AcquireReq, 0), deliver(model.AcquireRep, 0), // token 1 again, from w1's record
+			act(model.Renew, 1), deliver(model.RenewReq, 1), deliver(model.RenewRep, 1)}) // w2 renews token 2
+	run, judged := scripted(t, newMachine(t, c, clientDedup), picks)
+	h := HistoryViolations(run)
+	if !h.Has(spec.RenewValidity) || !judged.Has(spec.RenewValidity) {
+		t.Fatalf("a renew of token 2 after token 1 was handed out again: the history violates %v, the model's steps %v; want renew-validity in both",
+			h.IDs(), judged.IDs())
+	}
+}

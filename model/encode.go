@@ -104,7 +104,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
-		b = append(b, g.Grants, g.Observed, g.Advanced, g.SeenToken)
+		b = append(b, g.Grants, g.Observed, g.Advanced, g.SeenToken, g.Latest)
 		if m.losesResults {
 			b = append(b, g.LostWriter, g.LostToken)
 		}
@@ -177,8 +177,9 @@ func (m *Machine) Decode(b []byte, s *State) error {
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
 		g.Grants = d.count(MaxGrants)
-		x := d.take(3)
-		g.Observed, g.Advanced, g.SeenToken = x[0], x[1], x[2]
+		x := d.take(4)
+		g.Observed, g.Advanced, g.SeenToken, g.Latest = x[0], x[1], x[2], x[3]
+		d.bad = d.bad || g.Latest > g.Grants
 		if m.losesResults {
 			x := d.take(2)
 			g.LostWriter, g.LostToken = x[0], x[1]

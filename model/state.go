@@ -213,7 +213,13 @@ type Ghost struct {
 	// (a newer grant may carry a lower token, where tokens are not
 	// monotonic; fencing reads this, not the newest grant's).
 	SeenToken uint8
-	Grant     [MaxGrants + 1]GrantTruth
+	// Latest is the grant whose token was handed out last: the newest
+	// grant, or an older one whose token an answer from a record handed
+	// out again since (0: a token no grant of the worker's incarnation
+	// carries). A renew of another grant is one after a takeover, as a
+	// history has it (renew-validity).
+	Latest uint8
+	Grant  [MaxGrants + 1]GrantTruth
 	// Answered is, per worker, the set of its acquire requests that a new
 	// grant answered, whatever the design itself remembers.
 	Answered [MaxWorkers]ReqSet

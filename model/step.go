@@ -569,10 +569,13 @@ func (st *stepper) advanced(msg *Msg) {
 // record, a token no grant gave that request: the worker counts on its
 // lease from the request's sending, as on a grant, so its incarnation's
 // grant of that token, if there is one, is its again, unreleased, its
-// earliest deadline no earlier than ttl after that sending.
+// earliest deadline no earlier than ttl after that sending, and its token
+// the one handed out last (Ghost.Latest).
 func (st *stepper) reanswered(msg *Msg, token uint8) {
 	g := &st.s.Ghost[msg.Res]
-	if i := g.grantOf(msg.Worker, msg.Inc, token); i != 0 {
+	i := g.grantOf(msg.Worker, msg.Inc, token)
+	g.Latest = i
+	if i != 0 {
 		t := &g.Grant[i]
 		t.Early = max(t.Early, Clamp(st.m.Config.TTL-int(msg.Age)))
 		switch {
@@ -671,6 +674,7 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	}
 	g.Grants++
 	gi := g.Grants
+	g.Latest = gi
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
 		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
 	if !msg.Live || g.Grant[gi].Early <= 0 {

@@ -76,7 +76,10 @@ func bitOf(id string) Set {
 //     payloads for one task, or one besides a payload it lost in a restart;
 //   - renew-validity: a renew is accepted at or after the grant's deadline
 //     (ttl after the coordinator received the request), for another owner,
-//     incarnation or token, or for a grant that a newer one superseded;
+//     incarnation or token, or for a grant whose token is not the one
+//     handed out last (model.Ghost.Latest: a newer grant, or an answer
+//     from a record that handed out another grant's token again, took
+//     the lease over);
 //   - acquire-idempotent: a new grant answers a request that already got one;
 //   - resource-independence: the sink fences a write carrying the newest
 //     token granted for its resource, above which no advance for that
@@ -116,7 +119,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.Renewed:
 		t := &g.Grant[f.Grant]
-		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || f.Grant < g.Grants {
+		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || f.Grant != g.Latest {
 			v |= bitOf(RenewValidity)
 		}
 		if next.Ghost[f.Res].Grant[f.Grant].Phase.Counts() {
