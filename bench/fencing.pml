@@ -389,8 +389,8 @@ hidden byte excl_;  /* newgrant, renew: some other grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
-hidden byte fr_;    /* forget: a resource */
-hidden byte fk_;    /* forget: a grant */
+hidden byte fr_;    /* stopwaiting: a resource */
+hidden byte fk_;    /* stopwaiting: a grant */
 
 /* a total order over messages (any total order gives the same canonical
  * states as fencecheck's): two packed keys */
@@ -474,7 +474,13 @@ inline forget(w) {
 		k_++
 	:: else -> break
 	od;
-	/* its grants whose replies it was waiting for count for nothing */
+	skip /* a break must not leave a d_step */
+}
+
+/* model.stepper.stopWaiting: w's acquire ends (its reply taken, or given
+ * up): its grants whose replies it was waiting for count for nothing (the
+ * one it took receive makes HELD) */
+inline stopwaiting(w) {
 	fr_ = 0; fk_ = 0;
 	do
 	:: fr_ < R && fk_ < ghost[fr_].grants ->
@@ -870,6 +876,7 @@ inline receive() {
 	:: else ->
 		wk[w_].pending = OpNone;
 		forget(w_);   /* the operation is over: its other messages no longer count */
+		if :: cur.kind == AcquireRep -> stopwaiting(w_) :: else fi;
 #ifdef HOLDERTIMER
 		ONREPLY(wk[w_].t1, cur.kind / 2, cur.code);
 #endif
@@ -1006,9 +1013,11 @@ inline sinkrestart() {
 	:: d_step { !wk[w].paused && wk[w].pending == OpAcquire && nmsg < INFLIGHT -> \
 		SEND(AcquireReq, w, wk[w].res, wk[w].inc, 0, wk[w].req, 0, 0, 0, 0, 0, 1); REPORT(w); sortmsgs() } \
 	:: d_step { !wk[w].paused && wk[w].pending != OpNone -> \
+		if :: wk[w].pending == OpAcquire -> stopwaiting(w) :: else fi; \
 		wk[w].pending = OpNone; forget(w); IDLE(w); sortmsgs() } \
 	:: d_step { crashes < CRASHES -> \
-		crashes++; wk[w].pending = OpNone; forget(w); wk[w].inc++; wk[w].paused = 0; IDLE(w); sortmsgs() }
+		crashes++; if :: wk[w].pending == OpAcquire -> stopwaiting(w) :: else fi; \
+		wk[w].pending = OpNone; forget(w); wk[w].inc++; wk[w].paused = 0; IDLE(w); sortmsgs() }
 
 #define WORKER_RES(w, r) \
 	:: d_step { CANSTART(w) && wk[w].token == 0 -> \

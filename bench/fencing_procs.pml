@@ -220,7 +220,7 @@ Ghost ghost[R];
 /* the acquire each worker waits for, inc * 16 + req (0: none): a grant's
  * reply is live when its worker waits for it (model.Msg.Live) */
 byte waits[W];
-/* model.stepper.forget: worker w stops waiting for its acquire, and its
+/* model.stepper.stopWaiting: worker w stops waiting for its acquire, and its
  * grants whose replies it was waiting for count for nothing */
 #define GIVEUP(w) waits[w] = 0; gr_ = 0; gk_ = 0; \
 	do \

@@ -104,12 +104,20 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
-		b = append(b, g.Grants, g.Observed, g.Advanced, g.SeenToken, g.Latest)
+		// Observed and Latest in one byte, with a bit for a SeenToken
+		// other than the token of the newest grant observed (it is that
+		// token unless a newer grant carried a lower one), which then
+		// follows the grants.
+		seen := g.SeenToken != g.Grant[g.Observed].Token
+		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6, g.Grants, g.Advanced)
 		if m.losesResults {
 			b = append(b, g.LostWriter, g.LostToken)
 		}
 		for i := 1; i <= int(g.Grants); i++ {
 			b = append(b, raw(&g.Grant[i])...)
+		}
+		if seen {
+			b = append(b, g.SeenToken)
 		}
 		for w := 0; w < nw; w++ {
 			b = append(b, raw(&g.Answered[w])...)
@@ -117,6 +125,10 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 	}
 	return append(b, s.Drops, s.Dups, s.Crashes, s.Restarts, s.Forged, s.SinkRestarts) // budgetBytes
 }
+
+// Encode packs a resource's Observed and Latest, grant numbers, in three
+// bits each.
+const _ = uint(7 - MaxGrants)
 
 // budgetBytes is the length of the tail of Encode that holds the fault
 // budgets spent, one byte each (LessSpent).
@@ -176,10 +188,12 @@ func (m *Machine) Decode(b []byte, s *State) error {
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
+		packed := d.take(1)[0]
 		g.Grants = d.count(MaxGrants)
-		x := d.take(4)
-		g.Observed, g.Advanced, g.SeenToken, g.Latest = x[0], x[1], x[2], x[3]
-		d.bad = d.bad || g.Latest > g.Grants
+		g.Observed, g.Latest, g.Advanced = packed&7, packed>>3&7, d.take(1)[0]
+		if packed>>7 != 0 || g.Observed > g.Grants || g.Latest > g.Grants {
+			d.bad, g.Observed, g.Latest = true, 0, 0
+		}
 		if m.losesResults {
 			x := d.take(2)
 			g.LostWriter, g.LostToken = x[0], x[1]
@@ -188,6 +202,11 @@ func (m *Machine) Decode(b []byte, s *State) error {
 			x, t := d.take(6), &g.Grant[i]
 			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Phase = x[0], x[1], x[2], int8(x[3]), int8(x[4]), Phase(x[5])
 			d.bad = d.bad || t.Phase > Released
+		}
+		g.SeenToken = g.Grant[g.Observed].Token
+		if packed>>6&1 != 0 {
+			g.SeenToken = d.take(1)[0]
+			d.bad = d.bad || g.SeenToken == g.Grant[g.Observed].Token
 		}
 		for w := 0; w < nw; w++ {
 			x := d.take(2)

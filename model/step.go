@@ -362,6 +362,9 @@ func (st *stepper) request(kind uint8, w, replica uint8) Msg {
 func (st *stepper) giveUp(w uint8) {
 	s := st.s
 	wk := &s.Workers[w]
+	if wk.Pending == OpAcquire {
+		st.stopWaiting(w)
+	}
 	if wk.Pending != OpNone {
 		st.rec.emit(worker(w), history.Info, opName[wk.Pending], wk.Res, nil)
 		wk.Pending = OpNone
@@ -371,7 +374,6 @@ func (st *stepper) giveUp(w uint8) {
 
 // forget marks worker w's messages in flight as no longer live: their
 // requests still reach their servers, but the worker ignores the replies.
-// Its grants whose replies it was waiting for count for nothing (Void).
 func (st *stepper) forget(w uint8) {
 	s := st.s
 	for i := 0; i < int(s.NMsgs); i++ {
@@ -379,11 +381,18 @@ func (st *stepper) forget(w uint8) {
 			s.Msgs[i].Live = false
 		}
 	}
+}
+
+// stopWaiting is the ghost of worker w's acquire ending (its reply taken,
+// or given up): its grants whose replies it was waiting for count for
+// nothing (Void), but the one it took, which receive makes Held. No grant
+// is Pending while its worker does anything else.
+func (st *stepper) stopWaiting(w uint8) {
 	for r := range st.m.Config.Resources {
-		g := &s.Ghost[r]
+		g := &st.s.Ghost[r]
 		for i := 1; i <= int(g.Grants); i++ {
 			if t := &g.Grant[i]; t.Worker == w+1 && t.Phase == Pending {
-				t.Phase = Void // a grant whose reply its worker no longer waits for
+				t.Phase = Void
 			}
 		}
 	}
@@ -915,6 +924,9 @@ func (st *stepper) receive(msg *Msg) {
 	}
 	wk.Pending = OpNone
 	st.forget(w) // the operation is over: copies of its requests and replies no longer count
+	if want == OpAcquire {
+		st.stopWaiting(w)
+	}
 	u := wk.U
 	wk.U = d.OnReply(u, want, *msg, st.m.Config.TTL)
 	decided(st.m, decOnReply, msg, wk.U, func(q Msg, _ Perm) Regs { return d.OnReply(u, want, q, st.m.Config.TTL) })

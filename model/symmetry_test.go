@@ -107,7 +107,9 @@ func TestStateLayout(t *testing.T) {
 
 // TestDecodeRoundTrip checks that Decode inverts Encode on reachable states,
 // raw and canonical, with and without timing faults, under every design, and
-// refuses truncated or overlong bytes.
+// refuses truncated or overlong bytes; and on each raw state with its first
+// resource's highest token seen above the newest observed grant's (a
+// newer grant with a lower token: Encode then writes it apart).
 func TestDecodeRoundTrip(t *testing.T) {
 	timed := symConfig
 	timed.Delay, timed.Pause = 1, 2
@@ -118,7 +120,10 @@ func TestDecodeRoundTrip(t *testing.T) {
 			var rep, u model.State
 			for i := range states {
 				canon.Canonical(&states[i], &rep)
-				for _, s := range []*model.State{&states[i], &rep} {
+				lower := states[i]
+				g := &lower.Ghost[0]
+				g.SeenToken = g.Grant[g.Observed].Token + 1
+				for _, s := range []*model.State{&states[i], &rep, &lower} {
 					b := m.Encode(s, nil)
 					if err := m.Decode(b, &u); err != nil || u != *s {
 						t.Fatalf("%s: Decode(Encode(s)) = %v, equal %v", name, err, u == *s)
