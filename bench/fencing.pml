@@ -390,7 +390,8 @@ hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
 hidden byte fr_;    /* stopwaiting: a resource */
-hidden byte fk_;    /* stopwaiting: a grant */
+hidden byte fk_;    /* stopwaiting, FENCEDREPLY: a grant */
+hidden byte maxt_;  /* FENCEDREPLY: the highest token granted */
 
 /* a total order over messages (any total order gives the same canonical
  * states as fencecheck's): two packed keys */
@@ -823,9 +824,16 @@ inline commit() {
 #endif
 
 /* model.stepper.reject of a write fenced at resource r_ (spec.Judge's fact
- * WriteFenced) */
+ * WriteFenced: its token the highest any grant of r_ carries) */
 #define FENCEDREPLY \
-	CHECK(!(ghost[r_].grants > 0 && cur.token == ghost[r_].g[ghost[r_].grants - 1].token && \
+	maxt_ = 0; fk_ = 0; \
+	do \
+	:: fk_ < ghost[r_].grants -> \
+		if :: ghost[r_].g[fk_].token > maxt_ -> maxt_ = ghost[r_].g[fk_].token :: else fi; \
+		fk_++ \
+	:: else -> break \
+	od; \
+	CHECK(!(ghost[r_].grants > 0 && cur.token == maxt_ && \
 	        ADVANCED(r_) <= cur.token), resource-independence); \
 	REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
 

@@ -300,6 +300,8 @@ hidden byte mixed_; /* mixed: two of task r's results differ */
 hidden byte live_;  /* newgrant: the granted acquire's worker waits for it */
 hidden byte gr_;    /* GIVEUP: a resource */
 hidden byte gk_;    /* GIVEUP: a grant */
+hidden byte maxt_;  /* FENCEDREPLY: the highest token granted */
+hidden byte mk_;    /* FENCEDREPLY: a grant */
 
 /* ---- the workers ---- */
 
@@ -817,9 +819,17 @@ inline store() {
 	SREPLY(WriteRep, code_, 0, 0)
 }
 
-/* a write fenced at resource r_ (model.stepper.reject) */
+/* a write fenced at resource r_ (model.stepper.reject; its token the
+ * highest any grant of r_ carries) */
 #define FENCEDREPLY \
-	CHECK(!(ghost[r_].grants > 0 && scur.token == ghost[r_].g[ghost[r_].grants - 1].token && \
+	maxt_ = 0; mk_ = 0; \
+	do \
+	:: mk_ < ghost[r_].grants -> \
+		if :: ghost[r_].g[mk_].token > maxt_ -> maxt_ = ghost[r_].g[mk_].token :: else fi; \
+		mk_++ \
+	:: else -> break \
+	od; \
+	CHECK(!(ghost[r_].grants > 0 && scur.token == maxt_ && \
 	        ADVANCED(r_) <= scur.token), resource-independence); \
 	SREPLY(WriteRep, RepFenced, 0, 0)
 

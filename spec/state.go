@@ -81,9 +81,10 @@ func bitOf(id string) Set {
 //     from a record that handed out another grant's token again, took
 //     the lease over);
 //   - acquire-idempotent: a new grant answers a request that already got one;
-//   - resource-independence: the sink fences a write carrying the newest
-//     token granted for its resource, above which no advance for that
-//     resource (for its next grant, or a release) has moved the fence;
+//   - resource-independence: the sink fences a write carrying the highest
+//     token granted for its resource (the newest grant's, where tokens rise
+//     with the grants), above which no advance for that resource (for its
+//     next grant, or a release) has moved the fence;
 //   - absolute-validity: the sink accepts a write from grant g at or after
 //     g's deadline.
 //
@@ -138,7 +139,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(IdempotentResult)
 		}
 	case model.WriteFenced:
-		if g.Grants > 0 && f.Token == g.Grant[g.Grants].Token && g.Advanced <= f.Token {
+		if g.Grants > 0 && f.Token == highestGranted(g) && g.Advanced <= f.Token {
 			v |= bitOf(ResourceIndependence)
 		}
 	}
@@ -159,6 +160,18 @@ func overlaps(g *model.Ghost, f model.Fact) Set {
 		}
 	}
 	return 0
+}
+
+// highestGranted is the highest token a grant of the resource carries:
+// the newest grant's where tokens rise with the grants, and, where they do
+// not (two coordinators that number apart, a counter a restart resets),
+// the newest grant as a history has it.
+func highestGranted(g *model.Ghost) uint8 {
+	var t uint8
+	for i := 1; i <= int(g.Grants); i++ {
+		t = max(t, g.Grant[i].Token)
+	}
+	return t
 }
 
 // writtenGrant is the grant a write from grant f.Grant with token f.Token
