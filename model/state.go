@@ -273,12 +273,14 @@ const (
 	Held
 	// Void: the lease counts for nothing: it has lapsed, or its worker
 	// stopped waiting for its reply before it came (a grant whose reply
-	// nobody takes is no lease anyone counts on). An answer from a record
-	// that gives its token again makes it Pending.
+	// nobody takes is no lease anyone counts on).
 	Void
 	// Released: the coordinator accepted the holder's release of the
 	// grant. A release from anyone else that a design accepts frees the
 	// lease, but the holder goes on counting on it.
+	//
+	// An answer from a record that hands out a Void or Released grant's
+	// token again makes it Pending (Void if it has lapsed even so).
 	Released
 )
 
