@@ -607,17 +607,18 @@ inline tick() {
 /* model.stepper.grant: a new grant of tok_ to worker w_ (incarnation inc_,
  * request req_, sent age_ ticks ago) for resource r_, answered with live_.
  * spec.Judge's fact Granted is asserted over the ghost state before it:
- * exclusive-lease when the new lease counts (its worker waits for it, and
- * it has not lapsed) and another grant, not the same incarnation's of the
- * same token, does. */
+ * exclusive-lease when its worker waits for it and another grant counts,
+ * not the same incarnation's of the same token nor one still pending for
+ * it (an answer to the same request). */
 inline newgrant() {
 	excl_ = 0; mono_ = 0; /* each CHECK once a transition, as spec.Judge sets a bit once */
 	i_ = 0;
 	do
 	:: i_ < ghost[r_].grants ->
 		if
-		:: live_ && age_ < TTL && COUNTS(ghost[r_].g[i_]) &&
-		   !(ghost[r_].g[i_].worker == w_ + 1 && ghost[r_].g[i_].inc == inc_ && ghost[r_].g[i_].token == tok_) -> excl_ = 1
+		:: live_ && COUNTS(ghost[r_].g[i_]) &&
+		   !(ghost[r_].g[i_].worker == w_ + 1 && ghost[r_].g[i_].inc == inc_ &&
+		     (ghost[r_].g[i_].token == tok_ || ghost[r_].g[i_].phase == PENDING)) -> excl_ = 1
 		:: else
 		fi;
 		if :: ghost[r_].g[i_].token >= tok_ -> mono_ = 1 :: else fi;
@@ -748,7 +749,8 @@ inline renew() {
 				if
 				:: ghost[r_].g[gi_].early1 > 1 && ghost[r_].g[gi_].phase != RELEASED && COUNTS(ghost[r_].g[i_]) &&
 				   i_ != gi_ && !(ghost[r_].g[i_].worker == ghost[r_].g[gi_].worker &&
-				   ghost[r_].g[i_].inc == ghost[r_].g[gi_].inc && ghost[r_].g[i_].token == ghost[r_].g[gi_].token) -> excl_ = 1
+				   ghost[r_].g[i_].inc == ghost[r_].g[gi_].inc &&
+				   (ghost[r_].g[i_].token == ghost[r_].g[gi_].token || ghost[r_].g[i_].phase == PENDING)) -> excl_ = 1
 				:: else
 				fi;
 				i_++

@@ -596,8 +596,9 @@ inline newgrant() {
 	live_ = (waits[w_] == inc_ * 16 + req_);
 	for (k_ : 1 .. ghost[r_].grants) {
 		if
-		:: live_ && age_ < TTL && COUNTS(ghost[r_].g[k_ - 1]) &&
-		   !(ghost[r_].g[k_ - 1].worker == w_ + 1 && ghost[r_].g[k_ - 1].inc == inc_ && ghost[r_].g[k_ - 1].token == tok_) -> excl_ = 1
+		:: live_ && COUNTS(ghost[r_].g[k_ - 1]) &&
+		   !(ghost[r_].g[k_ - 1].worker == w_ + 1 && ghost[r_].g[k_ - 1].inc == inc_ &&
+		     (ghost[r_].g[k_ - 1].token == tok_ || ghost[r_].g[k_ - 1].phase == PENDING)) -> excl_ = 1
 		:: else
 		fi;
 		if :: ghost[r_].g[k_ - 1].token >= tok_ -> mono_ = 1 :: else fi
@@ -680,7 +681,8 @@ inline coord_deliver() {
 					if
 					:: ghost[r_].g[gi_].early1 > 1 && ghost[r_].g[gi_].phase != RELEASED && COUNTS(ghost[r_].g[k_ - 1]) &&
 					   k_ - 1 != gi_ && !(ghost[r_].g[k_ - 1].worker == ghost[r_].g[gi_].worker &&
-					   ghost[r_].g[k_ - 1].inc == ghost[r_].g[gi_].inc && ghost[r_].g[k_ - 1].token == ghost[r_].g[gi_].token) -> excl_ = 1
+					   ghost[r_].g[k_ - 1].inc == ghost[r_].g[gi_].inc &&
+					   (ghost[r_].g[k_ - 1].token == ghost[r_].g[gi_].token || ghost[r_].g[k_ - 1].phase == PENDING)) -> excl_ = 1
 					:: else
 					fi
 				}

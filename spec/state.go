@@ -55,10 +55,12 @@ func bitOf(id string) Set {
 //     history checker's fencing reads, so that a sink that keeps a fence
 //     and ignores it, or a forged token below the fence, is judged here as
 //     it is there);
-//   - exclusive-lease: a new grant of r, or a renew of one, while another
-//     grant of r is valid by its earliest deadline (ttl after its request
-//     was sent), unreleased, and counted on (model.Phase.Counts: its reply
-//     reached its worker, or its worker still waits for it), or an acquire
+//   - exclusive-lease: a new grant of r that its worker waits for, or a
+//     renew of one, while another grant of r is valid by its earliest
+//     deadline (ttl after its request was sent), unreleased, and counted on
+//     (model.Phase.Counts: its reply reached its worker, or its worker
+//     still waits for it; not a grant still pending for the same
+//     incarnation, an answer to the same request), or an acquire
 //     answered from a record with a token no grant gave that request (a
 //     grant in all but name: model.Reanswered) while another holder's
 //     grant is (the answer extends the earliest deadline of the holder's
@@ -107,11 +109,13 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		if f.Kind == model.Granted && g.Answered[f.Worker].Has(f.Req) {
 			v |= bitOf(AcquireIdempotent)
 		}
-		// A grant that counts for nothing from its start (its worker no
-		// longer waits for it, or it has lapsed already) overlaps no
-		// lease. An answer from a record does, whatever grant the record
-		// names: its worker waits for it.
-		if f.Kind == model.Reanswered || next.Ghost[f.Res].Grant[f.Grant].Phase.Counts() {
+		// A grant whose worker no longer waits for it overlaps no lease:
+		// nobody will take its reply. One it waits for does, even if its
+		// earliest deadline has passed (a history has its lease valid
+		// when it takes effect), and so does an answer from a record,
+		// whatever grant the record names.
+		if wk := &prev.Workers[f.Worker]; f.Kind == model.Reanswered ||
+			wk.Pending == model.OpAcquire && wk.Inc == f.Inc && wk.Req == f.Req {
 			v |= overlaps(g, f)
 		}
 	case model.GrantSeen:
@@ -150,11 +154,13 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 // goes on (a grant, an answer from a record, a renew): another grant of
 // the resource counts (model.Phase.Counts: valid by its earliest deadline,
 // unreleased, and its holder counts on it or may yet), other than the same
-// incarnation's grant of the same token, whose lease this one is.
+// incarnation's grant of the same token, whose lease this one is, and
+// than a grant still pending for the same incarnation, which answers the
+// same request (a retry granted again): its worker takes one answer.
 func overlaps(g *model.Ghost, f model.Fact) Set {
 	for i := 1; i <= int(g.Grants); i++ {
 		o := &g.Grant[i]
-		own := i == int(f.Grant) || o.Worker == f.Worker+1 && o.Inc == f.Inc && o.Token == f.Token
+		own := i == int(f.Grant) || o.Worker == f.Worker+1 && o.Inc == f.Inc && (o.Token == f.Token || o.Phase == model.Pending)
 		if o.Phase.Counts() && !own {
 			return bitOf(ExclusiveLease)
 		}
