@@ -389,7 +389,7 @@ hidden byte excl_;  /* newgrant, renew: some other grant is still valid */
 hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new one */
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
-hidden byte fr_;    /* stopwaiting: a resource */
+hidden byte fr_;    /* stopwaiting: the acquire's resource */
 hidden byte fk_;    /* stopwaiting, FENCEDREPLY: a grant */
 hidden byte maxt_;  /* FENCEDREPLY: the highest token granted */
 
@@ -479,19 +479,18 @@ inline forget(w) {
 }
 
 /* model.stepper.stopWaiting: w's acquire ends (its reply taken, or given
- * up): its grants whose replies it was waiting for count for nothing (the
- * one it took receive makes HELD) */
+ * up): its grants of the acquire's resource whose replies it was waiting
+ * for count for nothing (the one it took receive makes HELD) */
 inline stopwaiting(w) {
-	fr_ = 0; fk_ = 0;
+	fr_ = wk[w].res; fk_ = 0;
 	do
-	:: fr_ < R && fk_ < ghost[fr_].grants ->
+	:: fk_ < ghost[fr_].grants ->
 		if
 		:: ghost[fr_].g[fk_].worker == w + 1 && ghost[fr_].g[fk_].phase == PENDING ->
 			ghost[fr_].g[fk_].phase = VOID
 		:: else
 		fi;
 		fk_++
-	:: fr_ < R && fk_ >= ghost[fr_].grants -> fr_++; fk_ = 0
 	:: else -> break
 	od;
 	skip /* a break must not leave a d_step */

@@ -222,19 +222,18 @@ Ghost ghost[R];
 byte waits[W];
 /* model.stepper.stopWaiting: worker w stops waiting for its acquire, and its
  * grants whose replies it was waiting for count for nothing */
-#define GIVEUP(w) waits[w] = 0; gr_ = 0; gk_ = 0; \
+#define GIVEUP(w) waits[w] = 0; gk_ = 0; \
 	do \
-	:: gr_ < R && gk_ < ghost[gr_].grants -> \
+	:: gk_ < ghost[res].grants -> \
 		if \
-		:: ghost[gr_].g[gk_].worker == w + 1 && ghost[gr_].g[gk_].phase == PENDING -> \
-			ghost[gr_].g[gk_].phase = VOID \
+		:: ghost[res].g[gk_].worker == w + 1 && ghost[res].g[gk_].phase == PENDING -> \
+			ghost[res].g[gk_].phase = VOID \
 		:: else \
 		fi; \
 		gk_++ \
-	:: gr_ < R && gk_ >= ghost[gr_].grants -> gr_++; gk_ = 0 \
 	:: else -> break \
 	od; \
-	gr_ = 0; gk_ = 0
+	gk_ = 0
 byte fence[R];        /* the sink's fences (global: a holder's assertion reads them); r's is fence[FR(r)] */
 #ifdef GLOBAL_FENCE
 #define FR(r) 0
@@ -298,7 +297,6 @@ hidden byte mono_;  /* newgrant: some earlier grant's token is not below the new
 hidden byte first_; /* mixed (designs.pml): the slot of task r's first result, plus one */
 hidden byte mixed_; /* mixed: two of task r's results differ */
 hidden byte live_;  /* newgrant: the granted acquire's worker waits for it */
-hidden byte gr_;    /* GIVEUP: a resource */
 hidden byte gk_;    /* GIVEUP: a grant */
 hidden byte maxt_;  /* FENCEDREPLY: the highest token granted */
 hidden byte mk_;    /* FENCEDREPLY: a grant */

@@ -384,16 +384,14 @@ func (st *stepper) forget(w uint8) {
 }
 
 // stopWaiting is the ghost of worker w's acquire ending (its reply taken,
-// or given up): its grants whose replies it was waiting for count for
-// nothing (Void), but the one it took, which receive makes Held. No grant
-// is Pending while its worker does anything else.
+// or given up): its grants of the acquire's resource whose replies it was
+// waiting for count for nothing (Void), but the one it took, which receive
+// makes Held. No grant is Pending while its worker does anything else.
 func (st *stepper) stopWaiting(w uint8) {
-	for r := range st.m.Config.Resources {
-		g := &st.s.Ghost[r]
-		for i := 1; i <= int(g.Grants); i++ {
-			if t := &g.Grant[i]; t.Worker == w+1 && t.Phase == Pending {
-				t.Phase = Void
-			}
+	g := &st.s.Ghost[st.s.Workers[w].Res]
+	for i := 1; i <= int(g.Grants); i++ {
+		if t := &g.Grant[i]; t.Worker == w+1 && t.Phase == Pending {
+			t.Phase = Void
 		}
 	}
 }
