@@ -56,6 +56,12 @@ type Worker struct {
 	U         Regs // the design's registers (U.T runs on the worker's clock)
 }
 
+// WaitsFor reports whether the worker waits for an answer to its acquire
+// request req of incarnation inc: whether a reply to it is live.
+func (wk *Worker) WaitsFor(inc, req uint8) bool {
+	return wk.Pending == OpAcquire && wk.Inc == inc && wk.Req == req
+}
+
 // busy reports whether the worker has an outstanding operation or holds a
 // token: only then does any step read its Res. Step and Next set the Res
 // of a worker that is not busy to 0, so that states that differ only in a

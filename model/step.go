@@ -567,7 +567,7 @@ func (st *stepper) advanced(msg *Msg) {
 	}
 	wk := &st.s.Workers[wt.Worker-1] // the grant's reply is live if its worker still waits for it
 	req := Msg{Kind: AcquireReq, Worker: wt.Worker - 1, Res: msg.Res, Replica: msg.Replica, Inc: wt.Inc, Req: wt.Req,
-		Age: wt.Age, Skew: wt.Skew, U: wt.U, Live: wk.Pending == OpAcquire && wk.Inc == wt.Inc && wk.Req == wt.Req}
+		Age: wt.Age, Skew: wt.Skew, U: wt.U, Live: wk.WaitsFor(wt.Inc, wt.Req)}
 	*wt = Waiting{}
 	st.grant(&req, msg.Token)
 }

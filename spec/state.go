@@ -114,9 +114,8 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		// earliest deadline has passed (a history has its lease valid
 		// when it takes effect), and so does an answer from a record,
 		// whatever grant the record names.
-		if wk := &prev.Workers[f.Worker]; f.Kind == model.Reanswered ||
-			wk.Pending == model.OpAcquire && wk.Inc == f.Inc && wk.Req == f.Req {
-			v |= overlaps(g, f)
+		if f.Kind == model.Reanswered || prev.Workers[f.Worker].WaitsFor(f.Inc, f.Req) {
+			v |= overlaps(g, f.Grant, f.Worker+1, f.Inc, f.Token)
 		}
 	case model.GrantSeen:
 		if m.Fence(next, f.Res) < f.Token {
@@ -128,7 +127,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(RenewValidity)
 		}
 		if next.Ghost[f.Res].Grant[f.Grant].Phase.Counts() {
-			v |= overlaps(g, model.Fact{Worker: t.Worker - 1, Inc: t.Inc, Token: t.Token, Grant: f.Grant})
+			v |= overlaps(g, f.Grant, t.Worker, t.Inc, t.Token)
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
@@ -150,17 +149,18 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 	return v
 }
 
-// overlaps is exclusive-lease at a lease of grant f.Grant that starts or
-// goes on (a grant, an answer from a record, a renew): another grant of
+// overlaps is exclusive-lease at a lease of token to holder (worker+1)
+// incarnation inc, of grant gi (0: none), that starts or goes on (a
+// grant, an answer from a record, a renew): another grant of
 // the resource counts (model.Phase.Counts: valid by its earliest deadline,
 // unreleased, and its holder counts on it or may yet), other than the same
 // incarnation's grant of the same token, whose lease this one is, and
 // than a grant still pending for the same incarnation, which answers the
 // same request (a retry granted again): its worker takes one answer.
-func overlaps(g *model.Ghost, f model.Fact) Set {
+func overlaps(g *model.Ghost, gi, holder, inc, token uint8) Set {
 	for i := 1; i <= int(g.Grants); i++ {
 		o := &g.Grant[i]
-		own := i == int(f.Grant) || o.Worker == f.Worker+1 && o.Inc == f.Inc && (o.Token == f.Token || o.Phase == model.Pending)
+		own := i == int(gi) || o.Worker == holder && o.Inc == inc && (o.Token == token || o.Phase == model.Pending)
 		if o.Phase.Counts() && !own {
 			return bitOf(ExclusiveLease)
 		}
