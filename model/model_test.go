@@ -434,8 +434,9 @@ func TestSinkRestartKeepsTheGhostOfKeptResults(t *testing.T) {
 
 // TestLostResultsAreState: the payload a sink restart lost is part of the
 // state: encoded and decoded, renamed with its writer and its resource,
-// and the same orbit for every renaming; and it is the first payload lost
-// that stays.
+// and the same orbit for every renaming; and of the payloads lost, the
+// one with the highest token stays (a write below it is below a token the
+// sink accepted).
 func TestLostResultsAreState(t *testing.T) {
 	m, s := afterSinkRestart(t, Design{SinkRestart: func(s Sink) Sink {
 		s.Results, s.NResults = [MaxResults]Result{}, 0
@@ -444,11 +445,16 @@ func TestLostResultsAreState(t *testing.T) {
 	if g := s.Ghost; g[0].LostWriter != 1 || g[0].LostToken != 1 || g[1].LostWriter != 2 || g[1].LostToken != 1 {
 		t.Fatalf("ghost after the restart: %+v, %+v", g[0], g[1])
 	}
-	s.Sink.Results[0] = Result{Res: 1, Writer: 1, Token: 3, Grant: 2}
-	s.Sink.NResults = 1
-	m.Next(&s, &Action{Kind: SinkCrash})
-	if g := s.Ghost[1]; g.LostWriter != 2 || g.LostToken != 1 {
-		t.Fatalf("a second loss replaced the first: %+v", g)
+	for _, k := range []struct{ writer, token, wantWriter, wantToken uint8 }{
+		{1, 3, 1, 3}, // a higher token lost replaces the lower
+		{2, 2, 1, 3}, // a lower one does not
+	} {
+		s.Sink.Results[0] = Result{Res: 1, Writer: k.writer, Token: k.token, Grant: 2}
+		s.Sink.NResults = 1
+		m.Next(&s, &Action{Kind: SinkCrash})
+		if g := s.Ghost[1]; g.LostWriter != k.wantWriter || g.LostToken != k.wantToken {
+			t.Fatalf("after losing writer %d's token %d: %+v, want writer %d's token %d", k.writer, k.token, g, k.wantWriter, k.wantToken)
+		}
 	}
 	var u State
 	if err := m.Decode(m.Encode(&s, nil), &u); err != nil || u != s {
@@ -456,7 +462,7 @@ func TestLostResultsAreState(t *testing.T) {
 	}
 	p := Perm{W: [MaxWorkers]uint8{1, 0, 2, 3}, R: [MaxResources]uint8{1, 0, 2}}
 	ps := m.Permute(&s, &p)
-	if g := ps.Ghost[0]; g.LostWriter != 1 || g.LostToken != 1 {
+	if g := ps.Ghost[0]; g.LostWriter != 2 || g.LostToken != 3 {
 		t.Fatalf("renamed, resource 1's lost payload became resource 0's %+v", g)
 	}
 	canon := m.NewCanon(SymWorkers | SymResources)

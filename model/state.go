@@ -231,9 +231,11 @@ type Ghost struct {
 	Answered [MaxWorkers]ReqSet
 	// LostWriter and LostToken are the payload (as Result's Writer and
 	// Token) of a result of the resource that a sink restart dropped or
-	// changed, the first one, for idempotent-result: a sink that forgot a
-	// result and then accepts another payload for the task has accepted
-	// two, whatever its table holds now. Zero when none was lost.
+	// changed, of those lost the one with the highest token: for
+	// idempotent-result, a sink that forgot a result and then accepts
+	// another payload for the task has accepted two, whatever its table
+	// holds now; for fencing, a write below a token the sink accepted,
+	// even one it lost since. Zero when none was lost.
 	LostWriter, LostToken uint8
 }
 

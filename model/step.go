@@ -286,15 +286,19 @@ func (st *stepper) sinkRestart() {
 	}
 }
 
-// loseResults records in the ghost, for each resource that has none
-// recorded yet, the payload of a result the sink held before its restart
-// (in) and holds no more: one the restart dropped or changed.
+// loseResults records in the ghost, for each resource, the payload of a
+// result the sink held before its restart (in) and holds no more, one the
+// restart dropped or changed: of those lost so far, the one with the
+// highest token (the first of them on a tie). A write below it is below a
+// token the sink accepted (fencing); and two different payloads lost for
+// one task are two the sink accepted, idempotent-result already, so the
+// one kept stands for every payload lost.
 func (st *stepper) loseResults(in *Sink) {
 	s := st.s
 	for i := range int(in.NResults) {
 		x := &in.Results[i]
 		g := &s.Ghost[x.Res]
-		if g.LostWriter != 0 || s.Sink.holds(x.Res, x.Writer, x.Token) {
+		if g.LostWriter != 0 && x.Token <= g.LostToken || s.Sink.holds(x.Res, x.Writer, x.Token) {
 			continue
 		}
 		g.LostWriter, g.LostToken = x.Writer, x.Token

@@ -197,7 +197,7 @@ func writtenGrant(g *model.Ghost, f model.Fact) uint8 {
 
 // acceptedToken is the highest token of a write the sink accepted for
 // resource r that its state remembers: its results that came from a grant
-// (not made up by a restart), and the first payload a restart lost.
+// (not made up by a restart), and the highest token a restart lost.
 func acceptedToken(s *model.State, r uint8) uint8 {
 	t := s.Ghost[r].LostToken
 	for i := 0; i < int(s.Sink.NResults); i++ {
