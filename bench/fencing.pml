@@ -734,7 +734,9 @@ inline renew() {
 		if
 		:: RENEWEXPIRED(r_) -> REPLY(RenewRep, 0, 0, RepExpired, 0, 0)
 		:: else ->
-			gi_ = lease[r_].grant - 1;
+			/* the renewer's own grant, the one its request names (a variant
+			 * may accept a renew the lease's holder did not send) */
+			gi_ = (cur.grant != 0 -> cur.grant - 1 : lease[r_].grant - 1);
 			/* the grant whose token was handed out last (model.Ghost.Latest) is the
 			 * newest: no design here answers a new request from a record */
 			CHECK(!(ghost[r_].g[gi_].late1 <= 1 || ghost[r_].g[gi_].worker != cur.worker + 1 ||

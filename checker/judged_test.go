@@ -43,9 +43,9 @@ func TestOnTransitionsIsWhatJudgeDecides(t *testing.T) {
 // judges of one run: every invariant judged on transitions that the history
 // checker finds in a run's history (which reads only what the processes
 // saw), the model's steps violate too, the same invariant, for every
-// built-in design and four of the test's own (a sink that checks nothing,
+// built-in design and five of the test's own (a sink that checks nothing,
 // one whose fence writes do not raise, the re-entrant design, a counter a
-// restart resets): random runs at the default config without duplicates
+// restart resets, a coordinator that renews anyone's lease): random runs at the default config without duplicates
 // (which make a history untrusted) and at a small one with forged tokens.
 // The model may find more (it sees the ghost, and judges a grant at its
 // issue), never less: a BFS proof that an invariant holds must not be
@@ -84,7 +84,7 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 		Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
 	}}
 	var shown spec.Set
-	for _, v := range append(designs.All(), unchecked, unraised, reentrant, counterReset) {
+	for _, v := range append(designs.All(), unchecked, unraised, reentrant, counterReset, renewsAnyone) {
 		for _, c := range []model.Config{def, small, split} {
 			m, err := v.Machine(c)
 			if err != nil {
@@ -244,6 +244,31 @@ func TestRenewAfterAReanswerIsAfterATakeover(t *testing.T) {
 	h := HistoryViolations(run)
 	if !h.Has(spec.RenewValidity) || !judged.Has(spec.RenewValidity) {
 		t.Fatalf("a renew of token 2 after token 1 was handed out again: the history violates %v, the model's steps %v; want renew-validity in both",
+			h.IDs(), judged.IDs())
+	}
+}
+
+// renewsAnyone is a design whose Renew says ok to anyone: a worker whose
+// lease was taken over gets it back.
+var renewsAnyone = spec.Variant{Name: "renews anyone", Design: model.Design{
+	Renew: func(model.Lease, model.Msg) uint8 { return model.RepOK }}}
+
+// TestARenewFromANonHolderExtendsItsOwnLease: a design whose Renew says ok
+// to anyone renews, at w1's asking, w1's own lapsed lease, token 1, as a
+// history has it (a renew of token 1), while w2 holds token 2: both
+// judges find exclusive-lease. The ghost once extended the coordinator's
+// lease, w2's, and the model's steps were silent (an outside probe found
+// it).
+func TestARenewFromANonHolderExtendsItsOwnLease(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 2, Ops: 2, Grants: 2, InFlight: 2}
+	tick := act(model.Tick, 0)
+	picks := slices.Concat(grant(0), // token 1 to w1
+		[]func(model.Action) bool{tick, tick, tick}, grant(1), // w1's lease lapsed; token 2 to w2
+		[]func(model.Action) bool{act(model.Renew, 0), deliver(model.RenewReq, 0), deliver(model.RenewRep, 0)})
+	run, judged := scripted(t, newMachine(t, c, renewsAnyone.Design), picks)
+	h := HistoryViolations(run)
+	if !h.Has(spec.ExclusiveLease) || !judged.Has(spec.ExclusiveLease) {
+		t.Fatalf("w1's renew of token 1 accepted while w2 holds token 2: the history violates %v, the model's steps %v; want exclusive-lease in both",
 			h.IDs(), judged.IDs())
 	}
 }

@@ -721,12 +721,21 @@ func (st *stepper) renew(msg *Msg) {
 		st.reply(msg, RenewRep, code)
 		return
 	}
+	// The renewer counts on its own lease again, the grant its request
+	// names, whoever holds the coordinator's (a design may say ok to a
+	// renew from another worker, as release() has it); a renewer whose
+	// lease no grant of its incarnation gave (an answer from a record)
+	// extends the coordinator's.
+	gi := msg.Grant
+	if gi == 0 {
+		gi = l.Grant
+	}
 	st.fact = Fact{Kind: Renewed, Res: msg.Res, Worker: msg.Worker, Replica: msg.Replica, Inc: msg.Inc,
-		Token: msg.Token, Grant: l.Grant, Scenes: st.fact.Scenes}
+		Token: msg.Token, Grant: gi, Scenes: st.fact.Scenes}
 	l.Left = d.Deadline(old, *msg, m.Config.TTL)
 	decided(st.m, decDeadline, msg, l.Left, func(q Msg, p Perm) int8 { return d.Deadline(p.lease(old), q, m.Config.TTL) })
 	st.onLease(LeaseRenewed, &co.RU[msg.Res], *l)
-	gt := &s.Ghost[msg.Res].Grant[l.Grant]
+	gt := &s.Ghost[msg.Res].Grant[gi]
 	gt.Early = max(gt.Early, Clamp(m.Config.TTL-int(msg.Age)))
 	gt.Late = Clamp(m.Config.TTL)
 	if gt.Early > 0 && gt.Phase != Released {

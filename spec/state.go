@@ -60,7 +60,8 @@ func bitOf(id string) Set {
 //     deadline (ttl after its request was sent), unreleased, and counted on
 //     (model.Phase.Counts: its reply reached its worker, or its worker
 //     still waits for it; not a grant still pending for the same
-//     incarnation, an answer to the same request), or an acquire
+//     incarnation, an answer to the same request; a renew extends the
+//     renewer's own grant, whoever holds the coordinator's lease), or an acquire
 //     answered from a record with a token no grant gave that request (a
 //     grant in all but name: model.Reanswered) while another holder's
 //     grant is (the answer extends the earliest deadline of the holder's
@@ -76,9 +77,11 @@ func bitOf(id string) Set {
 //     of r is below t;
 //   - idempotent-result: after a write, the sink holds two different
 //     payloads for one task, or one besides a payload it lost in a restart;
-//   - renew-validity: a renew is accepted at or after the grant's deadline
-//     (ttl after the coordinator received the request), for another owner,
-//     incarnation or token, or for a grant whose token is not the one
+//   - renew-validity: a renew is accepted at or after the deadline of the
+//     grant it renews, the one its request names (ttl after the
+//     coordinator received the request), for another owner, incarnation or
+//     token (where the request names none, the coordinator's lease's
+//     grant), or for a grant whose token is not the one
 //     handed out last (model.Ghost.Latest: a newer grant, or an answer
 //     from a record that handed out another grant's token again, took
 //     the lease over);
