@@ -118,6 +118,33 @@ var clientDedup = model.Design{Answers: func(d model.Dedup, req model.Msg) uint8
 	return model.RefAnswers(d, req)
 }}
 
+// anyIncarnation answers every acquire of a worker that has a record from
+// it, whatever the incarnation: a worker's new incarnation gets the lease
+// of its old one, token and all, a token no grant of the new incarnation
+// carries.
+var anyIncarnation = model.Design{Answers: func(d model.Dedup, req model.Msg) uint8 {
+	if d.Req != 0 {
+		return model.RepOK
+	}
+	return 0
+}}
+
+// bumpedRecords is client-keyed dedup whose restart raises the token of
+// every record: the token an answer then hands out is one no grant
+// carries.
+var bumpedRecords = model.Design{Answers: clientDedup.Answers,
+	Restart: func(co model.Coordinator, ttl int) model.Coordinator {
+		co = model.RefRestart(co, ttl)
+		for r := range co.Dedup {
+			for w := range co.Dedup[r] {
+				if co.Dedup[r][w].Req != 0 {
+					co.Dedup[r][w].Token++
+				}
+			}
+		}
+		return co
+	}}
+
 // TestReansweredLeaseCounts: a lease answered again from a record to its
 // holder's new request is the holder's again, from that request on: a
 // takeover while it counts on it overlaps it, and a lease released, or
@@ -299,7 +326,9 @@ func deliverGrants(run *model.Run) {
 
 // TestJudgeMissesNothingTheHistoryShows is the differential behind the
 // rules above: on seeded random runs of designs that reach them at random
-// (a re-answered lease, a sink that forgets its results; the others need
+// (a re-answered lease, a sink that forgets its results, a record an
+// earlier incarnation's or a restart's, whose token no grant of the
+// incarnation carries; the others need
 // runs a random walk seldom takes, which the searches above find), with
 // the grants in flight delivered at the end, every invariant judged on
 // transitions that the history checker finds in a run's history, the
@@ -322,6 +351,8 @@ func TestJudgeMissesNothingTheHistoryShows(t *testing.T) {
 			s.Results, s.NResults = [model.MaxResults]model.Result{}, 0
 			return s
 		}}},
+		{"records that answer any incarnation", anyIncarnation},
+		{"a restart that bumps records' tokens", bumpedRecords},
 	}
 	def := model.DefaultConfig()
 	def.Dups, def.Forgeries = 0, 0

@@ -146,8 +146,14 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 		rec := co.Dedup[msg.Res][msg.Worker]
 		a := d.Answers(rec, *msg)
 		decided(m, decAnswers, msg, a, func(q Msg, _ Perm) uint8 { return d.Answers(rec, q) })
-		if a == RepHeld || a == RepOK && rec.Req != 0 {
+		if a == RepHeld {
 			return true
+		}
+		if a == RepOK && rec.Req != 0 {
+			// An answer from the record that no grant of the incarnation
+			// carries is a grant in all but name (stepper.reanswered).
+			g := &s.Ghost[msg.Res]
+			return !msg.Live || g.recordGrant(msg.Worker, msg.Inc, rec) != 0 || g.Grants < MaxGrants
 		}
 		if co.Wait[msg.Res].Worker != 0 {
 			return true // a retry of the acquire being granted
@@ -158,20 +164,25 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 		if valid || d.Hold(co.U, co.RU[msg.Res]) {
 			return true // answered "held"
 		}
-		granting := 0
-		for c := range s.Coord {
-			if s.Coord[c].Wait[msg.Res].Worker != 0 {
-				granting++
-			}
-		}
-		if int(s.Ghost[msg.Res].Grants)+granting >= m.Config.Grants {
-			return false
-		}
-		return d.Tokens != GrantThenFence || s.NMsgs < MaxMsgs
+		return m.grantRoom(s, msg.Res) && (d.Tokens != GrantThenFence || s.NMsgs < MaxMsgs)
 	case ReleaseReq:
 		return !m.Design.ReleaseAdvances || s.NMsgs < MaxMsgs
 	}
 	return true
+}
+
+// grantRoom reports whether resource r has room for one more grant within
+// the config's bound, counting the grants its coordinators are waiting on
+// the sink to issue, and not those the ghost named (Ghost.Named).
+func (m *Machine) grantRoom(s *State, r uint8) bool {
+	granting := 0
+	for c := range s.Coord {
+		if s.Coord[c].Wait[r].Worker != 0 {
+			granting++
+		}
+	}
+	g := &s.Ghost[r]
+	return int(g.Grants-g.Named)+granting < m.Config.Grants && g.Grants < MaxGrants
 }
 
 // forgedToken is bigger than any token a coordinator can grant

@@ -109,7 +109,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 		// token unless a newer grant carried a lower one), which then
 		// follows the grants.
 		seen := g.SeenToken != g.Grant[g.Observed].Token
-		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6, g.Grants, g.Advanced)
+		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6, g.Grants|g.Named<<4, g.Advanced)
 		if m.losesResults {
 			b = append(b, g.LostWriter, g.LostToken)
 		}
@@ -127,7 +127,7 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 }
 
 // Encode packs a resource's Observed and Latest, grant numbers, in three
-// bits each.
+// bits each, and its Grants and Named in four.
 const _ = uint(7 - MaxGrants)
 
 // budgetBytes is the length of the tail of Encode that holds the fault
@@ -188,11 +188,11 @@ func (m *Machine) Decode(b []byte, s *State) error {
 	}
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
-		packed := d.take(1)[0]
-		g.Grants = d.count(MaxGrants)
+		packed, grants := d.take(1)[0], d.take(1)[0]
+		g.Grants, g.Named = grants&15, grants>>4
 		g.Observed, g.Latest, g.Advanced = packed&7, packed>>3&7, d.take(1)[0]
-		if packed>>7 != 0 || g.Observed > g.Grants || g.Latest > g.Grants {
-			d.bad, g.Observed, g.Latest = true, 0, 0
+		if packed>>7 != 0 || g.Grants > MaxGrants || g.Named > g.Grants || g.Observed > g.Grants || g.Latest > g.Grants {
+			d.bad, g.Grants, g.Named, g.Observed, g.Latest = true, 0, 0, 0, 0
 		}
 		if m.losesResults {
 			x := d.take(2)

@@ -142,10 +142,12 @@ const (
 	// from a record, with a token no grant gave that request (a design's
 	// Answers said RepOK to a new request, or a Restart rewrote the record
 	// to a token the worker's incarnation was never granted): the worker
-	// is told it holds the token, a grant in all but name. (An answer to a
-	// request its worker gave up is taken by nobody; a retry of a request
-	// a grant answered, answered with a token the worker's incarnation was
-	// granted, however the record names them, is a retry.)
+	// is told it holds the token, a grant in all but name: the fact names
+	// the incarnation's grant of the token, or, where none carries it, one
+	// the ghost issues for the answer. (An answer to a request its worker
+	// gave up is taken by nobody; a retry of a request a grant answered,
+	// answered with a token the worker's incarnation was granted, however
+	// the record names them, is a retry.)
 	Reanswered
 )
 

@@ -208,7 +208,12 @@ type Msg struct {
 // kept so that the invariants can be stated over grant identity, not only
 // over token numbers.
 type Ghost struct {
-	Grants   uint8 // grants issued so far for the resource (any replica)
+	Grants uint8 // grants issued so far for the resource (any replica), Named among them
+	// Named is how many of the grants the ghost issued for answers from
+	// records (stepper.reanswered: a token no grant of the incarnation
+	// carries, a grant in all but name), which the config's bound on
+	// grants does not count.
+	Named    uint8
 	Observed uint8 // newest grant whose acquire reply reached its worker
 	// Advanced is the highest fence an advance for this resource (for its
 	// next grant, or a release) has set: a fence above a holder's token that
@@ -221,9 +226,8 @@ type Ghost struct {
 	SeenToken uint8
 	// Latest is the grant whose token was handed out last: the newest
 	// grant, or an older one whose token an answer from a record handed
-	// out again since (0: a token no grant of the worker's incarnation
-	// carries). A renew of another grant is one after a takeover, as a
-	// history has it (renew-validity).
+	// out again since. A renew of another grant is one after a takeover,
+	// as a history has it (renew-validity).
 	Latest uint8
 	Grant  [MaxGrants + 1]GrantTruth
 	// Answered is, per worker, the set of its acquire requests that a new

@@ -577,25 +577,48 @@ func (st *stepper) advanced(msg *Msg) {
 }
 
 // reanswered is the ghost of an answer of token to acquire msg from a
-// record, a token no grant gave that request: the worker counts on its
-// lease from the request's sending, as on a grant, so its incarnation's
-// grant of that token, if there is one, is its again, unreleased, its
-// earliest deadline no earlier than ttl after that sending, and its token
-// the one handed out last (Ghost.Latest).
-func (st *stepper) reanswered(msg *Msg, token uint8) {
+// record, a token no grant gave that request, naming grant i (0: none):
+// the worker counts on its lease from the request's sending, as on a
+// grant, so its incarnation's grant of that token is its again,
+// unreleased, its earliest deadline no earlier than ttl after that
+// sending, and its token the one handed out last (Ghost.Latest). Where no
+// grant of the incarnation carries the token (a record of an earlier
+// incarnation that the design's Answers takes, or one a Restart changed
+// or made up), the answer is a grant in all but name, and the ghost
+// issues one (Ghost.Named; deliverable leaves a slot for it), answering
+// the request. It returns the grant.
+func (st *stepper) reanswered(msg *Msg, token, i uint8) uint8 {
 	g := &st.s.Ghost[msg.Res]
-	i := g.grantOf(msg.Worker, msg.Inc, token)
-	g.Latest = i
-	if i != 0 {
-		t := &g.Grant[i]
-		t.Early = max(t.Early, Clamp(st.m.Config.TTL-int(msg.Age)))
-		switch {
-		case t.Early <= 0:
-			t.Phase = Void
-		case t.Phase != Held:
-			t.Phase = Pending
-		}
+	ttl := st.m.Config.TTL
+	if i == 0 {
+		g.Grants++
+		g.Named++
+		i = g.Grants
+		g.Grant[i] = GrantTruth{Worker: msg.Worker + 1, Inc: msg.Inc, Token: token, Late: Clamp(ttl)}
+		g.Answered[msg.Worker].Add(msg.Req)
 	}
+	g.Latest = i
+	t := &g.Grant[i]
+	t.Early = max(t.Early, Clamp(ttl-int(msg.Age)))
+	switch {
+	case t.Early <= 0:
+		t.Phase = Void
+	case t.Phase != Held:
+		t.Phase = Pending
+	}
+	return i
+}
+
+// recordGrant is the grant an answer from record rec to worker w's
+// incarnation inc hands out: the record's, if it is that incarnation's
+// grant of the record's token, else the incarnation's latest grant of the
+// token (a record a Restart changed or made up, or an earlier
+// incarnation's), or 0 if there is none.
+func (g *Ghost) recordGrant(w, inc uint8, rec Dedup) uint8 {
+	if t := &g.Grant[rec.Grant]; rec.Grant != 0 && t.Worker == w+1 && t.Inc == inc && t.Token == rec.Token {
+		return rec.Grant
+	}
+	return g.grantOf(w, inc, rec.Token)
 }
 
 // grantOf is the latest grant of token to worker w's incarnation inc, or
@@ -620,16 +643,13 @@ func (st *stepper) acquire(msg *Msg) {
 	case RepOK:
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
-			gi := rec.Grant
-			if gi == 0 { // a record a Restart changed or made up: its token came from the worker's grant of it, if any
-				gi = s.Ghost[r].grantOf(w, msg.Inc, rec.Token)
-			}
-			rep.Token, rep.Grant = rec.Token, gi
+			gi := s.Ghost[r].recordGrant(w, msg.Inc, rec)
 			if msg.Live && (gi == 0 || !s.Ghost[r].Answered[w].Has(msg.Req)) {
+				gi = st.reanswered(msg, rec.Token, gi)
 				st.fact = Fact{Kind: Reanswered, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
 					Token: rec.Token, Grant: gi}
-				st.reanswered(msg, rec.Token)
 			}
+			rep.Token, rep.Grant = rec.Token, gi
 			return
 		}
 	case RepHeld:

@@ -65,7 +65,8 @@ func bitOf(id string) Set {
 //     answered from a record with a token no grant gave that request (a
 //     grant in all but name: model.Reanswered) while another holder's
 //     grant is (the answer extends the earliest deadline of the holder's
-//     own grant of the token); a grant whose reply its worker stopped
+//     own grant of the token, or is, in the ghost, a grant of its own
+//     where its incarnation has none); a grant whose reply its worker stopped
 //     waiting for before it came is no lease (it overlaps none, as in a
 //     history, where only an ok shows a lease), and a grant is released
 //     only by its holder's release;
