@@ -222,8 +222,10 @@ type sinkAnswer struct {
 
 // probeAges calls each decision of m's design in m.ageChecked on a few
 // inputs, the message at every age from 0 to ageCap, and returns an error
-// naming the first whose answer changed with the age. A probe that panics
-// tells nothing and is skipped: the decision may never see that input.
+// naming the first whose answer changed with the age, or whose answer at
+// age 0 changed when asked again (no function of its inputs: pureFault). A
+// probe that panics tells nothing and is skipped: the decision may never
+// see that input.
 func (m *Machine) probeAges() error {
 	d, ttl := &m.Design, m.Config.TTL
 	leases := []Lease{{}, {Holder: 1, Inc: 1, Token: 1, Grant: 1, Left: Clamp(ttl)},
@@ -240,6 +242,13 @@ func (m *Machine) probeAges() error {
 		defer func() { _ = recover() }()
 		q := msg(kind)
 		got := f(q)
+		if again := f(q); again != got {
+			err = fmt.Errorf("design: %s is not a function of its inputs: New probed it twice on the same inputs "+
+				"and it returned %s and then %s; a decision must keep nothing between calls and read no clock or "+
+				"random number, since the searches store a state once for every path that reaches it",
+				k.name(), answerText(k, got), answerText(k, again))
+			return
+		}
 		for a := 1; a <= int(m.ageCap()); a++ {
 			q.Age = uint8(a)
 			if r := f(q); r != got {

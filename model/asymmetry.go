@@ -65,11 +65,39 @@ func renamingsOf(c *Config, sym Symmetry) []Perm {
 	return ps
 }
 
+// A decision must be a function of its inputs, as the searches take it:
+// they store a state once for every path that reaches it, so a decision
+// that keeps something between calls (a counter in a closure, a clock, a
+// random number) would answer in one path's state as in another's, and a
+// proof would cover steps no run takes and miss those a run does. Every
+// step that takes a decision the design sets itself takes it again on the
+// same inputs (Machine.pureChecked) and panics with a DesignFault if the
+// two answers differ. That catches a decision that changes what it keeps
+// at every call, not one that reads something that changes only between
+// steps; NextToken, Advance, Hold, OnCrash, OnSend, FenceOf and CounterOf
+// are not taken twice.
+
+// pureFault panics with the DesignFault of decision k answering got, and
+// then other on the same inputs.
+func pureFault(k decisionSet, got, other any) {
+	panic(&DesignFault{Decision: k.name(), Detail: fmt.Sprintf("is not a function of its inputs: it returned %s, "+
+		"and then %s on the same inputs; a decision must keep nothing between calls and read no clock or random "+
+		"number, since the searches store a state once for every path that reaches it",
+		answerText(k, got), answerText(k, other))})
+}
+
 // nameFree checks that decision k, which answered got, answers the same
-// on its inputs renamed by every renaming m checks (f is the decision on
-// the inputs renamed by p), when m checks k (Machine.nameChecked); it
-// panics with a DesignFault otherwise.
+// again on the same inputs, when m checks k (Machine.pureChecked), and on
+// its inputs renamed by every renaming m checks (f is the decision on the
+// inputs renamed by p), when m checks k (Machine.nameChecked); it panics
+// with a DesignFault otherwise.
 func nameFree[R comparable](m *Machine, k decisionSet, got R, f func(p Perm) R) {
+	if m.pureChecked&k == 0 {
+		return
+	}
+	if r := f(m.identity); r != got {
+		pureFault(k, got, r)
+	}
 	if m.nameChecked&k == 0 {
 		return
 	}
@@ -83,12 +111,12 @@ func nameFree[R comparable](m *Machine, k decisionSet, got R, f func(p Perm) R) 
 
 // decided checks decision k, which answered got on msg, as every step
 // checks a decision that reads a message: that it answers the same at every
-// other age a run can give msg (ageFree) and on its inputs renamed
-// (nameFree). f is the decision on a message q, its other inputs renamed by
-// p.
+// other age a run can give msg (ageFree), and again on the same inputs and
+// on them renamed (nameFree). f is the decision on a message q, its other
+// inputs renamed by p.
 func decided[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(q Msg, p Perm) R) {
-	if (m.ageChecked|m.nameChecked)&k == 0 {
-		return // the reference's decisions, and those of a design that declares both
+	if m.pureChecked&k == 0 {
+		return // the reference's decisions
 	}
 	ageFree(m, k, msg, got, func(q Msg) R { return f(q, m.identity) })
 	nameFree(m, k, got, func(p Perm) R { return f(p.msg(*msg), p) })
@@ -100,17 +128,23 @@ func decided[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(q 
 // in; it panics with a DesignFault otherwise.
 func (st *stepper) restartNameFree(in, got *Coordinator) {
 	m := st.m
+	if m.pureChecked&decRestart == 0 {
+		return
+	}
+	kept := restartKept(in, *got)
+	if again := restartKept(in, st.d.Restart(*in, m.Config.TTL)); again != kept {
+		pureFault(decRestart, "a coordinator", "another "+firstDiff(again, kept, "the first"))
+	}
 	if m.nameChecked&decRestart == 0 {
 		return
 	}
 	nw, nr := m.Config.Workers, m.Config.Resources
-	kept := restartKept(in, *got)
 	for _, p := range m.renamings {
 		q, want := *in, kept
 		p.coordinator(in, &q, nw, nr)
 		p.coordinator(&kept, &want, nw, nr)
 		if other := restartKept(&q, st.d.Restart(q, m.Config.TTL)); other != want {
-			m.nameFault(decRestart, p, "it returned a coordinator "+firstDiff(other, want))
+			m.nameFault(decRestart, p, "it returned a coordinator "+firstDiff(other, want, renamedAnswer))
 		}
 	}
 }
@@ -121,11 +155,17 @@ func (st *stepper) restartNameFree(in, got *Coordinator) {
 // in; it panics with a DesignFault otherwise.
 func (st *stepper) sinkRestartNameFree(in, got *Sink) {
 	m := st.m
+	if m.pureChecked&decSinkRestart == 0 {
+		return
+	}
+	kept := sinkKept(in, *got)
+	if again := sinkKept(in, st.d.SinkRestart(*in)); again != kept {
+		pureFault(decSinkRestart, "a sink", "another "+firstDiff(again, kept, "the first"))
+	}
 	if m.nameChecked&decSinkRestart == 0 {
 		return
 	}
 	nr := m.Config.Resources
-	kept := sinkKept(in, *got)
 	for _, p := range m.renamings {
 		q, want := *in, kept
 		p.sink(in, &q, nr)
@@ -135,15 +175,18 @@ func (st *stepper) sinkRestartNameFree(in, got *Sink) {
 			m.nameFault(decSinkRestart, p, fmt.Sprintf("it returned a sink of %d results", other.NResults))
 		}
 		if other = sinkKept(&q, other); other != want {
-			m.nameFault(decSinkRestart, p, "it returned a sink "+firstDiff(other, want))
+			m.nameFault(decSinkRestart, p, "it returned a sink "+firstDiff(other, want, renamedAnswer))
 		}
 	}
 }
 
-// firstDiff names the first field in which a, a restart's answer on
-// renamed inputs, differs from b, the renaming of its answer on the inputs
-// as they were, with its value in each.
-func firstDiff(a, b any) string {
+// renamedAnswer is what firstDiff calls a restart's answer renamed.
+const renamedAnswer = "the renaming of the one it returned on the inputs as they were"
+
+// firstDiff names the first field in which a, a restart's answer, differs
+// from b, the answer it is held to (said by which: its answer first, or
+// renamed), with its value in each.
+func firstDiff(a, b any, which string) string {
 	var walk func(x, y reflect.Value, path string) string
 	walk = func(x, y reflect.Value, path string) string {
 		switch x.Kind() {
@@ -165,8 +208,7 @@ func firstDiff(a, b any) string {
 		if x.Equal(y) {
 			return ""
 		}
-		return fmt.Sprintf("whose %s is %v, where the renaming of the one it returned on the inputs as they were has %v",
-			strings.TrimPrefix(path, "."), x, y)
+		return fmt.Sprintf("whose %s is %v, where %s has %v", strings.TrimPrefix(path, "."), x, which, y)
 	}
 	return walk(reflect.ValueOf(a), reflect.ValueOf(b), "")
 }

@@ -36,6 +36,10 @@ type Machine struct {
 	// (ageFree, restartAgeFree): the design's own, when it does not set
 	// ReportsTime.
 	ageChecked decisionSet
+	// pureChecked: the decisions every step takes twice on the same
+	// inputs, to check that they answer alike (nameFree, restartNameFree,
+	// sinkRestartNameFree): the design's own.
+	pureChecked decisionSet
 	// nameChecked: the decisions whose answers every step checks do not
 	// change when the workers and resources they read are renamed by any
 	// of renamings (nameFree): the design's own that can read a number,
@@ -86,7 +90,8 @@ func New(c Config, d Design) (m *Machine, err error) {
 			}
 		}
 	}
-	m.losesResults = d.ownDecisions()&decSinkRestart != 0 && c.SinkRestarts > 0
+	m.pureChecked = d.ownDecisions()
+	m.losesResults = m.pureChecked&decSinkRestart != 0 && c.SinkRestarts > 0
 	if sym := m.Symmetries(); sym != 0 {
 		m.renamings = renamingsOf(&c, sym)
 		m.nameChecked = d.ownDecisions() & identityReaders
