@@ -27,10 +27,13 @@ func lessMsg(a, b *Msg) bool {
 	return binary.BigEndian.Uint64(x[8:16]) < binary.BigEndian.Uint64(y[8:16])
 }
 
-// A Msg is 16 bytes (lessMsg): either array length is negative otherwise.
+// A Msg is 16 bytes (lessMsg), and a GrantTruth 7 (Decode): an array
+// length is negative otherwise.
 var (
 	_ [unsafe.Sizeof(Msg{}) - 16]struct{}
 	_ [16 - unsafe.Sizeof(Msg{})]struct{}
+	_ [unsafe.Sizeof(GrantTruth{}) - 7]struct{}
+	_ [7 - unsafe.Sizeof(GrantTruth{})]struct{}
 )
 
 // normal puts a state a step changed in its normal form: the Res of every
@@ -199,8 +202,8 @@ func (m *Machine) Decode(b []byte, s *State) error {
 			g.LostWriter, g.LostToken = x[0], x[1]
 		}
 		for i := 1; i <= int(g.Grants); i++ {
-			x, t := d.take(6), &g.Grant[i]
-			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Phase = x[0], x[1], x[2], int8(x[3]), int8(x[4]), Phase(x[5])
+			x, t := d.take(7), &g.Grant[i]
+			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Phase, t.Req = x[0], x[1], x[2], int8(x[3]), int8(x[4]), Phase(x[5]), x[6]
 			d.bad = d.bad || t.Phase > Released
 		}
 		g.SeenToken = g.Grant[g.Observed].Token

@@ -150,9 +150,9 @@ const (
 	// is told it holds the token, a grant in all but name: the fact names
 	// the incarnation's grant of the token, or, where none carries it, one
 	// the ghost issues for the answer. (An answer to a request its worker
-	// gave up is taken by nobody; a retry of a request a grant answered,
-	// answered with a token the worker's incarnation was granted, however
-	// the record names them, is a retry.)
+	// gave up is taken by nobody; an answer with the grant that answered
+	// that request last, GrantTruth.Req, is a retry's; one with another
+	// grant's token is not, even if a grant answered the request too.)
 	Reanswered
 )
 

@@ -268,6 +268,12 @@ type GrantTruth struct {
 	Late int8
 	// Phase is where the lease stands as a history can show it.
 	Phase Phase
+	// Req is the acquire request of the holder's incarnation that the
+	// grant answered last: the one it was issued for, or a later one an
+	// answer from a record gave its token. Another answer of the grant to
+	// that request is a retry's; to another request, a grant in all but
+	// name (Reanswered).
+	Req uint8
 }
 
 // Phase is where a grant's lease stands as a history can show it: a lease

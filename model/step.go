@@ -599,6 +599,7 @@ func (st *stepper) reanswered(msg *Msg, token, i uint8) uint8 {
 	}
 	g.Latest = i
 	t := &g.Grant[i]
+	t.Req = msg.Req
 	t.Early = max(t.Early, Clamp(ttl-int(msg.Age)))
 	switch {
 	case t.Early <= 0:
@@ -644,7 +645,7 @@ func (st *stepper) acquire(msg *Msg) {
 		if rec.Req != 0 {
 			rep := st.reply(msg, AcquireRep, RepOK)
 			gi := s.Ghost[r].recordGrant(w, msg.Inc, rec)
-			if msg.Live && (gi == 0 || !s.Ghost[r].Answered[w].Has(msg.Req)) {
+			if msg.Live && (gi == 0 || s.Ghost[r].Grant[gi].Req != msg.Req) {
 				gi = st.reanswered(msg, rec.Token, gi)
 				st.fact = Fact{Kind: Reanswered, Res: r, Worker: w, Replica: msg.Replica, Inc: msg.Inc, Req: msg.Req,
 					Token: rec.Token, Grant: gi}
@@ -707,7 +708,7 @@ func (st *stepper) grant(msg *Msg, token uint8) {
 	gi := g.Grants
 	g.Latest = gi
 	g.Grant[gi] = GrantTruth{Worker: w + 1, Inc: msg.Inc, Token: token,
-		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL)}
+		Early: Clamp(m.Config.TTL - int(msg.Age)), Late: Clamp(m.Config.TTL), Req: msg.Req}
 	if !msg.Live || g.Grant[gi].Early <= 0 {
 		g.Grant[gi].Phase = Void // its worker no longer waits for it, or it has lapsed
 	}
