@@ -245,7 +245,7 @@ byte fence[R];        /* the sink's fences (global: a holder's assertion reads t
 #define NOTEFENCE(r) skip
 #endif
 #if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK) || defined(VOLATILE_SINK_FENCE)
-byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up) */
+byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up, and no restart lowers it) */
 #define ADVANCED(r) gadvanced[r]
 #define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
 #else
@@ -551,7 +551,9 @@ inline sendout() {
 #define EPOCH(r, w) epoch[(r) * W + (w)]  /* the sink's, under PRODUCER_EPOCHS */
 /* model.Design.SinkRestart: what a sink restart leaves of the fences */
 #ifdef VOLATILE_SINK_FENCE
-#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0 }
+/* the fences reset undo the advances above them (Ghost.Advanced: no higher
+ * than the fence a restart left) */
+#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0; gadvanced[r_] = 0 }
 #else
 #define SINKRESTARTFENCES skip
 #endif

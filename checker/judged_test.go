@@ -272,3 +272,42 @@ func TestARenewFromANonHolderExtendsItsOwnLease(t *testing.T) {
 			h.IDs(), judged.IDs())
 	}
 }
+
+// TestASinkRestartThatLowersTheFenceUndoesItsAdvances: a sink whose
+// restart resets its fences, which writes raise: an advance sets the fence
+// to 2, the restart resets it, a second advance sets it to 1 for w2's
+// token 1, a forged token 14 raises it, and w2's write is fenced by a fence
+// no advance of the resource set since. The history sees resource
+// independence broken (its last advance set 1); so do the model's steps,
+// whose highest fence advanced is no higher than the restart left it (it
+// stayed at 2, and the model was silent: an outside probe found it).
+func TestASinkRestartThatLowersTheFenceUndoesItsAdvances(t *testing.T) {
+	d := model.Design{
+		SinkRestart: func(s model.Sink) model.Sink {
+			s.Results, s.NResults, s.Fence = [model.MaxResults]model.Result{}, 0, [model.MaxResources]uint8{}
+			return s
+		},
+		Check: func(v model.SinkView, w model.Msg) uint8 {
+			if w.Token >= v.Fence {
+				return model.RepOK
+			}
+			return model.RepFenced
+		},
+		Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
+	}
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 4, Grants: 3, InFlight: 3, Restarts: 1,
+		SinkRestarts: 1, Forgeries: 1}
+	is := func(k model.Kind) func(model.Action) bool { return func(a model.Action) bool { return a.Kind == k } }
+	tick := act(model.Tick, 0)
+	picks := slices.Concat(grant(0), // token 1, the fence 1
+		[]func(model.Action) bool{tick, tick, act(model.Acquire, 1), deliver(model.AcquireReq, 1), deliver(model.AdvanceReq, 0), // the fence 2
+			is(model.Restart), is(model.SinkCrash), tick, tick, act(model.Retry, 1), deliver(model.AcquireReq, 1)}, // the fence 0
+		grant(1)[2:], // the fence 1, token 1 to w2
+		[]func(model.Action) bool{act(model.Forge, 1), deliver(model.WriteReq, 1), deliver(model.WriteRep, 1), // the fence 14
+			act(model.Write, 1), deliver(model.WriteReq, 1)}) // fenced
+	run, judged := scripted(t, newMachine(t, c, d), picks)
+	if h := HistoryViolations(run); !h.Has(spec.ResourceIndependence) || !judged.Has(spec.ResourceIndependence) {
+		t.Fatalf("token 1 fenced by a forged 14 after the restart: the history violates %v, the model's steps %v; want resource-independence in both",
+			h.IDs(), judged.IDs())
+	}
+}

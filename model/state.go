@@ -216,8 +216,10 @@ type Ghost struct {
 	Named    uint8
 	Observed uint8 // newest grant whose acquire reply reached its worker
 	// Advanced is the highest fence an advance for this resource (for its
-	// next grant, or a release) has set: a fence above a holder's token that
-	// this resource's own protocol raised is no other resource's doing.
+	// next grant, or a release) has set, no higher than a sink restart
+	// left the fence (a fence the restart lowered undoes the advances above
+	// it): a fence above a holder's token that this resource's own protocol
+	// raised is no other resource's doing.
 	Advanced uint8
 	// SeenToken is the highest token an acquire reply of the resource
 	// brought a worker: what a history shows of the fence from its grants

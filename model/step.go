@@ -275,6 +275,11 @@ func (st *stepper) sinkRestart() {
 	}
 	st.sinkRestartNameFree(&in, &out)
 	s.Sink = sinkKept(&in, out)
+	for r := range st.m.Config.Resources {
+		// A fence the restart lowered undoes the advances above it.
+		g := &s.Ghost[r]
+		g.Advanced = min(g.Advanced, s.Sink.Fence[st.d.FenceOf(uint8(r))])
+	}
 	if st.m.losesResults {
 		st.loseResults(&in)
 	}
