@@ -422,3 +422,57 @@ func TestAnAnswerOfAnotherGrantIsNoRetry(t *testing.T) {
 			h.IDs(), judged.IDs(), want.IDs())
 	}
 }
+
+// firstToken is a design whose restart rewrites each worker's record to the
+// first token the worker was granted, which the coordinator keeps per
+// worker in its registers (so it tells workers apart): a retry of a
+// request a newer grant answered is answered with an older grant's token.
+var firstToken = model.Design{Asymmetric: true,
+	OnLease: func(e model.LeaseEvent, ru model.Regs, l model.Lease, _ int) model.Regs {
+		if e == model.LeaseGranted && l.Holder == 1 && ru.A == 0 {
+			ru.A = l.Token
+		}
+		if e == model.LeaseGranted && l.Holder == 2 && ru.B == 0 {
+			ru.B = l.Token
+		}
+		return ru
+	},
+	Restart: func(co model.Coordinator, ttl int) model.Coordinator {
+		for r := range co.Dedup {
+			for w, first := range []uint8{co.RU[r].A, co.RU[r].B} {
+				if d := &co.Dedup[r][w]; d.Req != 0 && first != 0 {
+					d.Token = first
+				}
+			}
+		}
+		return model.RefRestart(co, ttl)
+	}}
+
+// TestASearchFindsAnAnswerOfAnotherGrant: a complete search of firstToken
+// finds token-monotonic (it proved the design free of it while an answer of
+// any grant to a request some grant had answered was taken for a retry: an
+// outside probe found it), and a run of the design within the search's
+// bounds shows it to the history checker too: request 1's token 1, taken
+// and released; request 2 granted token 2, whose reply is in flight; a
+// restart; request 2's retry answered from the record with token 1.
+func TestASearchFindsAnAnswerOfAnotherGrant(t *testing.T) {
+	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 3, Grants: 2, InFlight: 2, Restarts: 1}
+	m := newMachine(t, c, firstToken)
+	r := BFS(context.Background(), m, BFSOptions{Exhaustive: true, Reduce: model.Reductions})
+	if !r.Complete || !r.Violated.Has(spec.TokenMonotonic) {
+		t.Errorf("the search: %s, violated %v; want token-monotonic", r.Stopped, r.ViolatedIDs)
+	}
+	token1 := func(a model.Action) bool {
+		return a.Kind == model.Deliver && a.Msg.Kind == model.AcquireRep && a.Msg.Worker == 0 && a.Msg.Live && a.Msg.Token == 1
+	}
+	picks := slices.Concat(grant(0),
+		[]func(model.Action) bool{act(model.Release, 0), deliver(model.ReleaseReq, 0), deliver(model.ReleaseRep, 0)},
+		grant(0)[:4],
+		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart },
+			act(model.Retry, 0), deliver(model.AcquireReq, 0), token1})
+	run, judged := scripted(t, m, picks)
+	if h := HistoryViolations(run); !h.Has(spec.TokenMonotonic) || !judged.Has(spec.TokenMonotonic) {
+		t.Errorf("token 1 answered again to request 2: the history violates %v, the model's steps %v; want token-monotonic in both",
+			h.IDs(), judged.IDs())
+	}
+}
