@@ -297,11 +297,15 @@ byte advfence[R];         /* Sink.AdvFence: the fence it answered (elsewhere fen
 #define NOTEFENCE(r) skip
 #endif
 #if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK) || defined(VOLATILE_SINK_FENCE)
-byte gadvanced[R];        /* Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up, and no restart lowers it) */
+byte gadvanced[R];        /* Ghost.Advanced: the highest fence r's advances set */
+byte glastadv[R];         /* Ghost.LastAdvanced: the fence r's last advance set (lower than
+                           * gadvanced where an advance lowered the fence) */
 #define ADVANCED(r) gadvanced[r]
-#define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
-#else
+#define LASTADV(r) glastadv[r]
+#define NOTEADV(r) glastadv[r] = fence[FR(r)]; if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
+#else                     /* fence[r]: only r's advances move it, only up */
 #define ADVANCED(r) fence[r]
+#define LASTADV(r) fence[r]
 #define NOTEADV(r) skip
 #endif
 /* a sequenced advance for r moved the fence (answered with it) */
@@ -349,9 +353,7 @@ byte version[R];          /* Sink.U[r].A: the row's version */
 #endif
 /* model.Design.SinkRestart: what a sink restart leaves of the fences */
 #ifdef VOLATILE_SINK_FENCE
-/* the fences reset undo the advances above them (Ghost.Advanced: no higher
- * than the fence a restart left) */
-#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0; gadvanced[r_] = 0 }
+#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0 }
 #else
 #define SINKRESTARTFENCES skip
 #endif
@@ -839,7 +841,7 @@ inline commit() {
 	:: else -> break \
 	od; \
 	CHECK(!(ghost[r_].grants > 0 && cur.token == maxt_ && \
-	        ADVANCED(r_) <= cur.token), resource-independence); \
+	        LASTADV(r_) <= cur.token), resource-independence); \
 	REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
 
 /* model.stepper.write: check the token, then (atomically, or in a second

@@ -245,11 +245,15 @@ byte fence[R];        /* the sink's fences (global: a holder's assertion reads t
 #define NOTEFENCE(r) skip
 #endif
 #if defined(GLOBAL_FENCE) || defined(VOLATILE_COUNTER) || defined(MAXTOKSINK) || defined(VOLATILE_SINK_FENCE)
-byte gadvanced[R];    /* model.Ghost.Advanced (elsewhere fence[r]: only r's advances move it, only up, and no restart lowers it) */
+byte gadvanced[R];        /* model.Ghost.Advanced: the highest fence r's advances set */
+byte glastadv[R];         /* model.Ghost.LastAdvanced: the fence r's last advance set (lower than
+                           * gadvanced where an advance lowered the fence) */
 #define ADVANCED(r) gadvanced[r]
-#define NOTEADV(r) if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
-#else
+#define LASTADV(r) glastadv[r]
+#define NOTEADV(r) glastadv[r] = fence[FR(r)]; if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
+#else                     /* fence[r]: only r's advances move it, only up */
 #define ADVANCED(r) fence[r]
+#define LASTADV(r) fence[r]
 #define NOTEADV(r) skip
 #endif
 /* a sequenced advance for r moved the fence (answered with it) */
@@ -551,9 +555,7 @@ inline sendout() {
 #define EPOCH(r, w) epoch[(r) * W + (w)]  /* the sink's, under PRODUCER_EPOCHS */
 /* model.Design.SinkRestart: what a sink restart leaves of the fences */
 #ifdef VOLATILE_SINK_FENCE
-/* the fences reset undo the advances above them (Ghost.Advanced: no higher
- * than the fence a restart left) */
-#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0; gadvanced[r_] = 0 }
+#define SINKRESTARTFENCES for (r_ : 0 .. R - 1) { fence[r_] = 0 }
 #else
 #define SINKRESTARTFENCES skip
 #endif
@@ -834,7 +836,7 @@ inline store() {
 	:: else -> break \
 	od; \
 	CHECK(!(ghost[r_].grants > 0 && scur.token == maxt_ && \
-	        ADVANCED(r_) <= scur.token), resource-independence); \
+	        LASTADV(r_) <= scur.token), resource-independence); \
 	SREPLY(WriteRep, RepFenced, 0, 0)
 
 /* model.Design.Prepared and Commit: under TWO_STEP_COMMIT_CHECK the check

@@ -273,15 +273,16 @@ func TestARenewFromANonHolderExtendsItsOwnLease(t *testing.T) {
 	}
 }
 
-// TestASinkRestartThatLowersTheFenceUndoesItsAdvances: a sink whose
-// restart resets its fences, which writes raise: an advance sets the fence
-// to 2, the restart resets it, a second advance sets it to 1 for w2's
-// token 1, a forged token 14 raises it, and w2's write is fenced by a fence
-// no advance of the resource set since. The history sees resource
-// independence broken (its last advance set 1); so do the model's steps,
-// whose highest fence advanced is no higher than the restart left it (it
-// stayed at 2, and the model was silent: an outside probe found it).
-func TestASinkRestartThatLowersTheFenceUndoesItsAdvances(t *testing.T) {
+// TestResourceIndependenceReadsTheLastAdvance: a sink whose restart resets
+// its fences, which writes raise: an advance sets the fence to 2, the
+// restart resets it, a second advance sets it to 1 for w2's token 1, a
+// forged token 14 raises it, and w2's write is fenced by a fence the last
+// advance of the resource did not set. The history sees resource
+// independence broken (it reads the last advance before the write); so do
+// the model's steps, which read the fence the last advance set
+// (Ghost.LastAdvanced), not the highest any advance set (2, and the model
+// was silent: an outside probe found it).
+func TestResourceIndependenceReadsTheLastAdvance(t *testing.T) {
 	d := model.Design{
 		SinkRestart: func(s model.Sink) model.Sink {
 			s.Results, s.NResults, s.Fence = [model.MaxResults]model.Result{}, 0, [model.MaxResources]uint8{}

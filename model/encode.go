@@ -110,9 +110,14 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 		// Observed and Latest in one byte, with a bit for a SeenToken
 		// other than the token of the newest grant observed (it is that
 		// token unless a newer grant carried a lower one), which then
-		// follows the grants.
-		seen := g.SeenToken != g.Grant[g.Observed].Token
-		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6, g.Grants|g.Named<<4, g.Advanced)
+		// follows the grants, and one for a LastAdvanced below Advanced
+		// (they are one unless an advance lowered the fence), which
+		// follows Advanced.
+		seen, lower := g.SeenToken != g.Grant[g.Observed].Token, g.LastAdvanced != g.Advanced
+		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6|bit(lower)<<7, g.Grants|g.Named<<4, g.Advanced)
+		if lower {
+			b = append(b, g.LastAdvanced)
+		}
 		if m.losesResults {
 			b = append(b, g.LostWriter, g.LostToken)
 		}
@@ -194,7 +199,12 @@ func (m *Machine) Decode(b []byte, s *State) error {
 		packed, grants := d.take(1)[0], d.take(1)[0]
 		g.Grants, g.Named = grants&15, grants>>4
 		g.Observed, g.Latest, g.Advanced = packed&7, packed>>3&7, d.take(1)[0]
-		if packed>>7 != 0 || g.Grants > MaxGrants || g.Named > g.Grants || g.Observed > g.Grants || g.Latest > g.Grants {
+		g.LastAdvanced = g.Advanced
+		if packed>>7 != 0 {
+			g.LastAdvanced = d.take(1)[0]
+			d.bad = d.bad || g.LastAdvanced >= g.Advanced
+		}
+		if g.Grants > MaxGrants || g.Named > g.Grants || g.Observed > g.Grants || g.Latest > g.Grants {
 			d.bad, g.Grants, g.Named, g.Observed, g.Latest = true, 0, 0, 0, 0
 		}
 		if m.losesResults {

@@ -216,11 +216,16 @@ type Ghost struct {
 	Named    uint8
 	Observed uint8 // newest grant whose acquire reply reached its worker
 	// Advanced is the highest fence an advance for this resource (for its
-	// next grant, or a release) has set, no higher than a sink restart
-	// left the fence (a fence the restart lowered undoes the advances above
-	// it): a fence above a holder's token that this resource's own protocol
-	// raised is no other resource's doing.
+	// next grant, or a release) has set: a fence above a holder's token that
+	// this resource's own protocol raised is no other resource's doing.
 	Advanced uint8
+	// LastAdvanced is the fence the last such advance set: below Advanced
+	// where an advance lowered the fence (after a sink restart that reset
+	// it, or to a token a coordinator that lost its counter named). A fence
+	// above a holder's token that the last advance did not set is no doing
+	// of the resource's (resource-independence), as a history has it,
+	// which reads the last advance before the write it fences.
+	LastAdvanced uint8
 	// SeenToken is the highest token an acquire reply of the resource
 	// brought a worker: what a history shows of the fence from its grants
 	// (a newer grant may carry a lower token, where tokens are not

@@ -275,11 +275,6 @@ func (st *stepper) sinkRestart() {
 	}
 	st.sinkRestartNameFree(&in, &out)
 	s.Sink = sinkKept(&in, out)
-	for r := range st.m.Config.Resources {
-		// A fence the restart lowered undoes the advances above it.
-		g := &s.Ghost[r]
-		g.Advanced = min(g.Advanced, s.Sink.Fence[st.d.FenceOf(uint8(r))])
-	}
 	if st.m.losesResults {
 		st.loseResults(&in)
 	}
@@ -527,7 +522,7 @@ func (st *stepper) advance(r, to, replica uint8) uint8 {
 	st.s.Sink.U[r] = st.d.OnAdvance(st.s.Sink.U[r], st.m.Config.TTL)
 	fence := *f
 	g := &st.s.Ghost[r]
-	g.Advanced = max(g.Advanced, fence)
+	g.Advanced, g.LastAdvanced = max(g.Advanced, fence), fence
 	p := coord(replica)
 	st.rec.emit(p, history.Invoke, history.Advance, r, nil)
 	st.rec.emit(p, history.OK, history.Advance, r, func() history.Value { return history.Value{Token: int64(fence)} })

@@ -89,8 +89,9 @@ func bitOf(id string) Set {
 //   - acquire-idempotent: a new grant answers a request that already got one;
 //   - resource-independence: the sink fences a write carrying the highest
 //     token granted for its resource (the newest grant's, where tokens rise
-//     with the grants), above which no advance for that resource (for its
-//     next grant, or a release) has moved the fence;
+//     with the grants), above which the last advance for that resource (for
+//     its next grant, or a release) did not move the fence
+//     (model.Ghost.LastAdvanced);
 //   - absolute-validity: the sink accepts a write from grant g at or after
 //     g's deadline.
 //
@@ -146,7 +147,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(IdempotentResult)
 		}
 	case model.WriteFenced:
-		if g.Grants > 0 && f.Token == highestGranted(g) && g.Advanced <= f.Token {
+		if g.Grants > 0 && f.Token == highestGranted(g) && g.LastAdvanced <= f.Token {
 			v |= bitOf(ResourceIndependence)
 		}
 	}
