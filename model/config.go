@@ -13,6 +13,7 @@ const (
 	MaxMsgs      = 8
 	MaxResults   = 12 // results at the sink: one per task, and with per-attempt keys one per write
 	MaxGrants    = 6  // grants per resource
+	MaxOps       = 16 // operations per worker: request numbers 1..16 (ReqSet)
 )
 
 // Config bounds a run of the model: how many of each thing there are and how
@@ -89,7 +90,7 @@ func (c Config) Validate() error {
 		check("resources", c.Resources, 1, MaxResources),
 		check("replicas", c.Replicas, 1, MaxReplicas),
 		check("ttl", c.TTL, 1, 60),
-		check("ops", c.Ops, 1, 16),
+		check("ops", c.Ops, 1, MaxOps),
 		check("grants", c.Grants, 1, MaxGrants),
 		check("inFlight", c.InFlight, 1, MaxMsgs-1),
 		check("drops", c.Drops, 0, 100),

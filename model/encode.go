@@ -27,13 +27,10 @@ func lessMsg(a, b *Msg) bool {
 	return binary.BigEndian.Uint64(x[8:16]) < binary.BigEndian.Uint64(y[8:16])
 }
 
-// A Msg is 16 bytes (lessMsg), and a GrantTruth 7 (Decode): an array
-// length is negative otherwise.
+// A Msg is 16 bytes (lessMsg): either array length is negative otherwise.
 var (
 	_ [unsafe.Sizeof(Msg{}) - 16]struct{}
 	_ [16 - unsafe.Sizeof(Msg{})]struct{}
-	_ [unsafe.Sizeof(GrantTruth{}) - 7]struct{}
-	_ [7 - unsafe.Sizeof(GrantTruth{})]struct{}
 )
 
 // normal puts a state a step changed in its normal form: the Res of every
@@ -122,7 +119,8 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 			b = append(b, g.LostWriter, g.LostToken)
 		}
 		for i := 1; i <= int(g.Grants); i++ {
-			b = append(b, raw(&g.Grant[i])...)
+			t := &g.Grant[i] // Phase (2 bits) and Req (at most MaxOps) share a byte
+			b = append(b, t.Worker, t.Inc, t.Token, uint8(t.Early), uint8(t.Late), uint8(t.Phase)|t.Req<<2)
 		}
 		if seen {
 			b = append(b, g.SeenToken)
@@ -135,8 +133,9 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 }
 
 // Encode packs a resource's Observed and Latest, grant numbers, in three
-// bits each, and its Grants and Named in four.
-const _ = uint(7 - MaxGrants)
+// bits each, and its Grants and Named in four; a grant's Phase in two bits
+// and its Req in the six above.
+const _ = uint(7-MaxGrants) + uint(3-int(Released)) + uint(63-MaxOps)
 
 // budgetBytes is the length of the tail of Encode that holds the fault
 // budgets spent, one byte each (LessSpent).
@@ -212,9 +211,9 @@ func (m *Machine) Decode(b []byte, s *State) error {
 			g.LostWriter, g.LostToken = x[0], x[1]
 		}
 		for i := 1; i <= int(g.Grants); i++ {
-			x, t := d.take(7), &g.Grant[i]
-			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Phase, t.Req = x[0], x[1], x[2], int8(x[3]), int8(x[4]), Phase(x[5]), x[6]
-			d.bad = d.bad || t.Phase > Released
+			x, t := d.take(6), &g.Grant[i]
+			t.Worker, t.Inc, t.Token, t.Early, t.Late, t.Phase, t.Req = x[0], x[1], x[2], int8(x[3]), int8(x[4]), Phase(x[5]&3), x[5]>>2
+			d.bad = d.bad || t.Req > MaxOps
 		}
 		g.SeenToken = g.Grant[g.Observed].Token
 		if packed>>6&1 != 0 {
