@@ -191,11 +191,7 @@ func TestReansweredLeaseCounts(t *testing.T) {
 			want: spec.SetOf(spec.TokenMonotonic),
 		},
 	} {
-		run, judged := scripted(t, newMachine(t, c, clientDedup), k.picks)
-		if judged&k.want != k.want || HistoryViolations(run)&k.want != k.want {
-			t.Errorf("%s: the steps violate %v, the history %v; want %v in both", k.name, judged.IDs(),
-				HistoryViolations(run).IDs(), k.want.IDs())
-		}
+		bothJudge(t, newMachine(t, c, clientDedup), k.picks, k.want, k.name)
 	}
 }
 
@@ -304,6 +300,17 @@ func scripted(t *testing.T, m *model.Machine, picks []func(model.Action) bool) (
 		judged |= v
 	}
 	return run, judged
+}
+
+// bothJudge runs m by picks and fails t unless both the run's history and
+// the model's steps violate every invariant of want; what says what the
+// run did.
+func bothJudge(t *testing.T, m *model.Machine, picks []func(model.Action) bool, want spec.Set, what string) {
+	t.Helper()
+	run, judged := scripted(t, m, picks)
+	if h := HistoryViolations(run); h&want != want || judged&want != want {
+		t.Errorf("%s: the history violates %v, the model's steps %v; want %v in both", what, h.IDs(), judged.IDs(), want.IDs())
+	}
 }
 
 // deliverGrants delivers to their workers the live acquire replies in
@@ -415,12 +422,8 @@ func TestAnAnswerOfAnotherGrantIsNoRetry(t *testing.T) {
 		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart },
 			act(model.Retry, 0), deliver(model.AcquireReq, 0), token1}, // the record answers with token 1
 		grant(1)) // token 3 to w2 while w1 counts on token 1
-	run, judged := scripted(t, newMachine(t, c, lowered), picks)
-	want := spec.SetOf(spec.TokenMonotonic, spec.ExclusiveLease)
-	if h := HistoryViolations(run); h&want != want || judged&want != want {
-		t.Fatalf("token 1 answered again to request 2, then token 3 granted: the history violates %v, the model's steps %v; want %v in both",
-			h.IDs(), judged.IDs(), want.IDs())
-	}
+	bothJudge(t, newMachine(t, c, lowered), picks, spec.SetOf(spec.TokenMonotonic, spec.ExclusiveLease),
+		"token 1 answered again to request 2, then token 3 granted")
 }
 
 // firstToken is a design whose restart rewrites each worker's record to the
@@ -470,9 +473,5 @@ func TestASearchFindsAnAnswerOfAnotherGrant(t *testing.T) {
 		grant(0)[:4],
 		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart },
 			act(model.Retry, 0), deliver(model.AcquireReq, 0), token1})
-	run, judged := scripted(t, m, picks)
-	if h := HistoryViolations(run); !h.Has(spec.TokenMonotonic) || !judged.Has(spec.TokenMonotonic) {
-		t.Errorf("token 1 answered again to request 2: the history violates %v, the model's steps %v; want token-monotonic in both",
-			h.IDs(), judged.IDs())
-	}
+	bothJudge(t, m, picks, spec.SetOf(spec.TokenMonotonic), "token 1 answered again to request 2")
 }

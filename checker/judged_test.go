@@ -67,7 +67,7 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 	// sink compares the next write with does.
 	unchecked := spec.Variant{Name: "a fence nobody checks", Design: model.Design{
 		Check:    func(model.SinkView, model.Msg) uint8 { return model.RepOK },
-		Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
+		Accepted: raiseToToken,
 		Key:      func(_ model.Msg, attempt uint8) uint8 { return attempt },
 	}}
 	// A sink that takes any token at or above its fence, which only
@@ -75,13 +75,8 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 	// fence is accepted, and then the holder's own below it; the history
 	// reads the first as showing the fence.
 	unraised := spec.Variant{Name: "a fence writes do not raise", Design: model.Design{
-		Check: func(v model.SinkView, w model.Msg) uint8 {
-			if w.Token >= v.Fence {
-				return model.RepOK
-			}
-			return model.RepFenced
-		},
-		Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
+		Check: atLeastFence,
+		Key:   func(_ model.Msg, attempt uint8) uint8 { return attempt },
 	}}
 	var shown spec.Set
 	for _, v := range append(designs.All(), unchecked, unraised, reentrant, counterReset, renewsAnyone) {
@@ -167,14 +162,24 @@ var counterReset = spec.Variant{Name: "a counter a restart resets", Design: mode
 		co.Counter = [model.MaxResources]uint8{}
 		return co
 	},
-	Check: func(v model.SinkView, w model.Msg) uint8 {
-		if w.Token >= v.Fence {
-			return model.RepOK
-		}
-		return model.RepFenced
-	},
-	Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
+	Check:    atLeastFence,
+	Accepted: raiseToToken,
 }}
+
+// atLeastFence is a sink's Check that takes any token at or above its
+// fence.
+func atLeastFence(v model.SinkView, w model.Msg) uint8 {
+	if w.Token >= v.Fence {
+		return model.RepOK
+	}
+	return model.RepFenced
+}
+
+// raiseToToken is a sink's Accepted that raises its fence to the token of
+// a write it takes (a max-token sink's).
+func raiseToToken(v model.SinkView, w model.Msg) (uint8, model.Regs) {
+	return max(v.Fence, w.Token), v.U
+}
 
 // TestALapsedGrantItsWorkerTakesIsALease: a grant issued to a request
 // older than a ttl (its earliest deadline passed before it was issued)
@@ -194,11 +199,8 @@ func TestALapsedGrantItsWorkerTakesIsALease(t *testing.T) {
 		grant(0), // token 1 to w1 at 1
 		[]func(model.Action) bool{func(a model.Action) bool { return a.Kind == model.Restart }, tick,
 			deliver(model.AcquireReq, 1), deliver(model.AdvanceReq, 0), deliver(model.AdvanceRep, 0), deliver(model.AcquireRep, 1)})
-	run, judged := scripted(t, newMachine(t, c, v.Design), picks)
-	if h := HistoryViolations(run); !h.Has(spec.ExclusiveLease) || !judged.Has(spec.ExclusiveLease) {
-		t.Fatalf("token 2 granted to a request two ticks old while token 1 was valid: the history violates %v, the model's steps %v; want exclusive-lease in both",
-			h.IDs(), judged.IDs())
-	}
+	bothJudge(t, newMachine(t, c, v.Design), picks, spec.SetOf(spec.ExclusiveLease),
+		"token 2 granted to a request two ticks old while token 1 was valid")
 }
 
 // TestFencingReadsTheHighestTokenSeen: where a restart resets the token
@@ -220,12 +222,8 @@ func TestFencingReadsTheHighestTokenSeen(t *testing.T) {
 			act(model.Renew, 0), deliver(model.RenewReq, 0), deliver(model.RenewRep, 0)}, // w1 loses its lease
 		acquire(0), // token 1 again
 		[]func(model.Action) bool{act(model.Write, 0), deliver(model.WriteReq, 0)})
-	run, judged := scripted(t, newMachine(t, c, counterReset.Design), picks)
-	h := HistoryViolations(run)
-	if !h.Has(spec.Fencing) || !judged.Has(spec.Fencing) {
-		t.Fatalf("a write with token 1 after token 2 was seen: the history violates %v, the model's steps %v; want fencing in both",
-			h.IDs(), judged.IDs())
-	}
+	bothJudge(t, newMachine(t, c, counterReset.Design), picks, spec.SetOf(spec.Fencing),
+		"a write with token 1 after token 2 was seen")
 }
 
 // TestRenewAfterAReanswerIsAfterATakeover: an answer from a record that
@@ -240,12 +238,8 @@ func TestRenewAfterAReanswerIsAfterATakeover(t *testing.T) {
 		[]func(model.Action) bool{act(model.Renew, 0), deliver(model.RenewReq, 0), deliver(model.RenewRep, 0), // refused: w1 drops token 1
 			act(model.Acquire, 0), deliver(model.AcquireReq, 0), deliver(model.AcquireRep, 0), // token 1 again, from w1's record
 			act(model.Renew, 1), deliver(model.RenewReq, 1), deliver(model.RenewRep, 1)}) // w2 renews token 2
-	run, judged := scripted(t, newMachine(t, c, clientDedup), picks)
-	h := HistoryViolations(run)
-	if !h.Has(spec.RenewValidity) || !judged.Has(spec.RenewValidity) {
-		t.Fatalf("a renew of token 2 after token 1 was handed out again: the history violates %v, the model's steps %v; want renew-validity in both",
-			h.IDs(), judged.IDs())
-	}
+	bothJudge(t, newMachine(t, c, clientDedup), picks, spec.SetOf(spec.RenewValidity),
+		"a renew of token 2 after token 1 was handed out again")
 }
 
 // renewsAnyone is a design whose Renew says ok to anyone: a worker whose
@@ -265,12 +259,8 @@ func TestARenewFromANonHolderExtendsItsOwnLease(t *testing.T) {
 	picks := slices.Concat(grant(0), // token 1 to w1
 		[]func(model.Action) bool{tick, tick, tick}, grant(1), // w1's lease lapsed; token 2 to w2
 		[]func(model.Action) bool{act(model.Renew, 0), deliver(model.RenewReq, 0), deliver(model.RenewRep, 0)})
-	run, judged := scripted(t, newMachine(t, c, renewsAnyone.Design), picks)
-	h := HistoryViolations(run)
-	if !h.Has(spec.ExclusiveLease) || !judged.Has(spec.ExclusiveLease) {
-		t.Fatalf("w1's renew of token 1 accepted while w2 holds token 2: the history violates %v, the model's steps %v; want exclusive-lease in both",
-			h.IDs(), judged.IDs())
-	}
+	bothJudge(t, newMachine(t, c, renewsAnyone.Design), picks, spec.SetOf(spec.ExclusiveLease),
+		"w1's renew of token 1 accepted while w2 holds token 2")
 }
 
 // TestResourceIndependenceReadsTheLastAdvance: a sink whose restart resets
@@ -288,13 +278,8 @@ func TestResourceIndependenceReadsTheLastAdvance(t *testing.T) {
 			s.Results, s.NResults, s.Fence = [model.MaxResults]model.Result{}, 0, [model.MaxResources]uint8{}
 			return s
 		},
-		Check: func(v model.SinkView, w model.Msg) uint8 {
-			if w.Token >= v.Fence {
-				return model.RepOK
-			}
-			return model.RepFenced
-		},
-		Accepted: func(v model.SinkView, w model.Msg) (uint8, model.Regs) { return max(v.Fence, w.Token), v.U },
+		Check:    atLeastFence,
+		Accepted: raiseToToken,
 	}
 	c := model.Config{Workers: 2, Resources: 1, Replicas: 1, TTL: 1, Ops: 4, Grants: 3, InFlight: 3, Restarts: 1,
 		SinkRestarts: 1, Forgeries: 1}
@@ -306,9 +291,6 @@ func TestResourceIndependenceReadsTheLastAdvance(t *testing.T) {
 		grant(1)[2:], // the fence 1, token 1 to w2
 		[]func(model.Action) bool{act(model.Forge, 1), deliver(model.WriteReq, 1), deliver(model.WriteRep, 1), // the fence 14
 			act(model.Write, 1), deliver(model.WriteReq, 1)}) // fenced
-	run, judged := scripted(t, newMachine(t, c, d), picks)
-	if h := HistoryViolations(run); !h.Has(spec.ResourceIndependence) || !judged.Has(spec.ResourceIndependence) {
-		t.Fatalf("token 1 fenced by a forged 14 after the restart: the history violates %v, the model's steps %v; want resource-independence in both",
-			h.IDs(), judged.IDs())
-	}
+	bothJudge(t, newMachine(t, c, d), picks, spec.SetOf(spec.ResourceIndependence),
+		"token 1 fenced by a forged 14 after the restart")
 }
