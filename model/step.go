@@ -744,9 +744,8 @@ func (st *stepper) renew(msg *Msg) {
 	}
 	// The renewer counts on its own lease again, the grant its request
 	// names, whoever holds the coordinator's (a design may say ok to a
-	// renew from another worker, as release() has it); a renewer whose
-	// lease no grant of its incarnation gave (an answer from a record)
-	// extends the coordinator's.
+	// renew from another worker, as release() has it); a request that
+	// names none extends the coordinator's.
 	gi := msg.Grant
 	if gi == 0 {
 		gi = l.Grant
