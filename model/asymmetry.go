@@ -110,16 +110,17 @@ func nameFree[R comparable](m *Machine, k decisionSet, got R, f func(p Perm) R) 
 }
 
 // decided checks decision k, which answered got on msg, as every step
-// checks a decision that reads a message: that it answers the same at every
-// other age a run can give msg (ageFree), and again on the same inputs and
-// on them renamed (nameFree). f is the decision on a message q, its other
-// inputs renamed by p.
+// checks a decision that reads a message: that it answers the same again
+// on the same inputs and on them renamed (nameFree), and at every other age
+// a run can give msg (ageFree), in that order, so that a decision that is
+// no function of its inputs is named so, not taken for one that reads
+// ages. f is the decision on a message q, its other inputs renamed by p.
 func decided[R comparable](m *Machine, k decisionSet, msg *Msg, got R, f func(q Msg, p Perm) R) {
 	if m.pureChecked&k == 0 {
 		return // the reference's decisions
 	}
+	nameFree(m, k, got, func(p Perm) R { return f(p.msg(*msg), p) }) // first: it asks again on the same inputs
 	ageFree(m, k, msg, got, func(q Msg) R { return f(q, m.identity) })
-	nameFree(m, k, got, func(p Perm) R { return f(p.msg(*msg), p) })
 }
 
 // restartNameFree checks, when the machine checks Restart, that of the

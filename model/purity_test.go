@@ -90,9 +90,26 @@ func TestPurityCheck(t *testing.T) {
 			}
 		}
 	}
+	// An impurity New's probes miss (they ask records of request 1 only)
+	// is named as one at a step, not taken for a read of the age, which
+	// the same step checks after it.
+	var n int
+	late := model.Design{Answers: func(d model.Dedup, req model.Msg) uint8 {
+		if n++; d.Req >= 2 && n%2 == 0 {
+			return model.RepHeld
+		}
+		return model.RefAnswers(d, req)
+	}}
+	m, err := model.New(asymConfig, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := walk(m, 200000); f == nil || f.Decision != "Answers" || !strings.Contains(f.Detail, "is not a function of its inputs") {
+		t.Errorf("an impurity past New's probes: fault %v", f)
+	}
 	pure := alike
 	pure.Asymmetric, pure.ReportsTime = true, true
-	m, err := model.New(asymConfig, pure)
+	m, err = model.New(asymConfig, pure)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,8 +227,8 @@ func (st *stepper) restart(replica uint8) {
 	co := &st.s.Coord[replica]
 	in := *co
 	out := st.d.Restart(in, st.m.Config.TTL)
+	st.restartNameFree(&in, &out) // first: it asks again on the same inputs
 	st.restartAgeFree(&in, &out)
-	st.restartNameFree(&in, &out)
 	*co = restartKept(&in, out)
 }
 
