@@ -136,7 +136,7 @@ var alike = twoStep(model.Design{
 		}
 		return u
 	},
-	Key: func(_ model.Msg, attempt uint8) uint8 { return attempt },
+	Key: func(w model.Msg, attempt uint8) uint8 { return w.Key ^ attempt }, // reads the key the request has so far
 	// What it writes into the ghost's fields, and a lease it makes up, the
 	// framework does not keep (restartKept), so they tell nothing apart.
 	Restart: func(co model.Coordinator, _ int) model.Coordinator {

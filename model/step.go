@@ -152,8 +152,9 @@ func (st *stepper) do(a *Action) {
 			st.fact.Scenes |= SceneForgery
 		}
 		msg.PW, msg.PT = w+1, msg.Token
-		msg.Key = st.d.Key(msg, wk.Ops)
-		nameFree(st.m, decKey, msg.Key, func(p Perm) uint8 { return st.d.Key(p.msg(msg), wk.Ops) })
+		key := st.d.Key(msg, wk.Ops) // asked again (nameFree) on msg as it was asked
+		nameFree(st.m, decKey, key, func(p Perm) uint8 { return st.d.Key(p.msg(msg), wk.Ops) })
+		msg.Key = key
 		st.send(msg)
 		st.rec.emit(worker(w), history.Invoke, history.Write, wk.Res, func() history.Value {
 			return history.Value{Token: int64(msg.Token), ResultID: resultID(msg.Res, w, msg.Key),
