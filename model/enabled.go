@@ -152,8 +152,10 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 		if a == RepOK && rec.Req != 0 {
 			// An answer from the record that no grant of the incarnation
 			// carries is a grant in all but name (stepper.reanswered).
+			// It needs a slot that no grant a coordinator waits on the
+			// sink to issue will take.
 			g := &s.Ghost[msg.Res]
-			return !msg.Live || g.recordGrant(msg.Worker, msg.Inc, rec) != 0 || g.Grants < MaxGrants
+			return !msg.Live || g.recordGrant(msg.Worker, msg.Inc, rec) != 0 || int(g.Grants)+granting(s, msg.Res) < MaxGrants
 		}
 		if co.Wait[msg.Res].Worker != 0 {
 			return true // a retry of the acquire being granted
@@ -173,16 +175,23 @@ func (m *Machine) deliverable(s *State, msg *Msg) bool {
 
 // grantRoom reports whether resource r has room for one more grant within
 // the config's bound, counting the grants its coordinators are waiting on
-// the sink to issue, and not those the ghost named (Ghost.Named).
+// the sink to issue, and not those the ghost named (Ghost.Named), and in
+// the ghost's slots, which both take.
 func (m *Machine) grantRoom(s *State, r uint8) bool {
-	granting := 0
+	g, n := &s.Ghost[r], granting(s, r)
+	return int(g.Grants-g.Named)+n < m.Config.Grants && int(g.Grants)+n < MaxGrants
+}
+
+// granting is the number of resource r's grants that coordinators are
+// waiting on the sink to issue.
+func granting(s *State, r uint8) int {
+	n := 0
 	for c := range s.Coord {
 		if s.Coord[c].Wait[r].Worker != 0 {
-			granting++
+			n++
 		}
 	}
-	g := &s.Ghost[r]
-	return int(g.Grants-g.Named)+granting < m.Config.Grants && g.Grants < MaxGrants
+	return n
 }
 
 // forgedToken is bigger than any token a coordinator can grant
