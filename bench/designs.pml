@@ -146,7 +146,8 @@ inline mixed(r) {
  * its key unless another payload holds it (code_: RepOK, RepReplayed or
  * RepConflict), and a write taken judged (spec.Judge's WriteAccepted: from a
  * grant older than one observed, or below the highest token an acquire's
- * reply brought, the fence r's advances set, or the fence it met) and
+ * reply brought, the fence r's advances set, the fence it met, or a fence or
+ * token an earlier apply showed), what its apply shows noted (SHOW), and
  * applied to the sink's registers (ACCEPTED, each model's). A macro, not an
  * inline: CHECK and ACCEPTED are defined after this file is included. */
 #define STORE(r, m) \
@@ -162,8 +163,9 @@ inline mixed(r) {
 	:: code_ != RepConflict -> \
 		writtengrant(r, m); \
 		CHECK(!(gi_ < ghost[r].observed || m.token < ADVANCED(r) || m.token < fence[FR(r)] || \
-		        m.token < ghost[r].seentok), fencing); \
+		        m.token < ghost[r].seentok || m.token < gshown[r]), fencing); \
 		CHECKMIXED(r); \
+		SHOW(r, fence[FR(r)]); SHOW(r, m.token); \
 		ACCEPTED(r, m.token) \
-	:: else \
+	:: else -> SHOW(r, fence[FR(r)]) \
 	fi

@@ -302,12 +302,18 @@ byte glastadv[R];         /* Ghost.LastAdvanced: the fence r's last advance set 
                            * gadvanced where an advance lowered the fence) */
 #define ADVANCED(r) gadvanced[r]
 #define LASTADV(r) glastadv[r]
-#define NOTEADV(r) glastadv[r] = fence[FR(r)]; if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
+#define NOTEADV(r) glastadv[r] = fence[FR(r)]; if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi; \
+	SHOW(r, 0)
 #else                     /* fence[r]: only r's advances move it, only up */
 #define ADVANCED(r) fence[r]
 #define LASTADV(r) fence[r]
-#define NOTEADV(r) skip
+#define NOTEADV(r) SHOW(r, 0)
 #endif
+byte gshown[R];           /* Ghost.Shown: the highest fence, or token taken, that a write's
+                           * apply showed, where above ADVANCED(r) and the highest token
+                           * seen, else 0 (model.Ghost.show) */
+#define SHOW(r, v) if :: (v) > gshown[r] -> gshown[r] = (v) :: else fi; \
+	if :: gshown[r] <= ADVANCED(r) || gshown[r] <= ghost[r].seentok -> gshown[r] = 0 :: else fi
 /* a sequenced advance for r moved the fence (answered with it) */
 #define NOTESEQ(r) NOTEFENCE(r); NOTEADV(r)
 #ifdef VOLATILE_COUNTER
@@ -842,6 +848,7 @@ inline commit() {
 	od; \
 	CHECK(!(ghost[r_].grants > 0 && cur.token == maxt_ && \
 	        LASTADV(r_) <= cur.token), resource-independence); \
+	SHOW(r_, fence[FR(r_)]); \
 	REPLY(WriteRep, 0, 0, RepFenced, 0, 0)
 
 /* model.stepper.write: check the token, then (atomically, or in a second
@@ -851,7 +858,8 @@ inline write() {
 	if
 	:: REPLAYFIRST(r_) -> commit()
 	:: !REPLAYFIRST(r_) && FENCED(cur.token, r_) -> FENCEDREPLY
-	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) && SINKEXPIRED(r_) -> REPLY(WriteRep, 0, 0, RepExpired, 0, 0)
+	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) && SINKEXPIRED(r_) ->
+		SHOW(r_, fence[FR(r_)]); REPLY(WriteRep, 0, 0, RepExpired, 0, 0)
 	:: !REPLAYFIRST(r_) && !FENCED(cur.token, r_) && !SINKEXPIRED(r_) ->
 #ifdef TWOSTEP
 		PREPARED(r_);
@@ -910,12 +918,13 @@ inline receive() {
 				wk[w_].token = cur.token; wk[w_].grant = cur.grant; wk[w_].res = cur.res;
 				if :: cur.grant > ghost[cur.res].observed -> ghost[cur.res].observed = cur.grant :: else fi;
 				if :: cur.token > ghost[cur.res].seentok -> ghost[cur.res].seentok = cur.token :: else fi;
+				SHOW(cur.res, 0);
 				if
 				:: cur.grant != 0 && ghost[cur.res].g[cur.grant - 1].early1 > 1 && ghost[cur.res].g[cur.grant - 1].phase != RELEASED ->
 					ghost[cur.res].g[cur.grant - 1].phase = HELD
 				:: else
 				fi;
-				CHECK(fence[FR(cur.res)] >= cur.token, fence-before-grant)
+				CHECK(LASTADV(cur.res) >= cur.token, fence-before-grant)
 			:: cur.kind == ReleaseRep -> wk[w_].token = 0; wk[w_].grant = 0
 			:: else
 			fi

@@ -250,12 +250,18 @@ byte glastadv[R];         /* model.Ghost.LastAdvanced: the fence r's last advanc
                            * gadvanced where an advance lowered the fence) */
 #define ADVANCED(r) gadvanced[r]
 #define LASTADV(r) glastadv[r]
-#define NOTEADV(r) glastadv[r] = fence[FR(r)]; if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi
+#define NOTEADV(r) glastadv[r] = fence[FR(r)]; if :: fence[FR(r)] > gadvanced[r] -> gadvanced[r] = fence[FR(r)] :: else fi; \
+	SHOW(r, 0)
 #else                     /* fence[r]: only r's advances move it, only up */
 #define ADVANCED(r) fence[r]
 #define LASTADV(r) fence[r]
-#define NOTEADV(r) skip
+#define NOTEADV(r) SHOW(r, 0)
 #endif
+byte gshown[R];           /* Ghost.Shown: the highest fence, or token taken, that a write's
+                           * apply showed, where above ADVANCED(r) and the highest token
+                           * seen, else 0 (model.Ghost.show) */
+#define SHOW(r, v) if :: (v) > gshown[r] -> gshown[r] = (v) :: else fi; \
+	if :: gshown[r] <= ADVANCED(r) || gshown[r] <= ghost[r].seentok -> gshown[r] = 0 :: else fi
 /* a sequenced advance for r moved the fence (answered with it) */
 #define NOTESEQ(r) NOTEFENCE(r); NOTEADV(r)
 #ifdef VOLATILE_COUNTER
@@ -325,12 +331,13 @@ inline acq_reply(m, w) {
 			token = m.token; grant = m.grant; res = m.r;
 			if :: m.grant > ghost[m.r].observed -> ghost[m.r].observed = m.grant :: else fi;
 			if :: m.token > ghost[m.r].seentok -> ghost[m.r].seentok = m.token :: else fi;
+			SHOW(m.r, 0);
 			if
 			:: m.grant != 0 && ghost[m.r].g[m.grant - 1].early1 > 1 && ghost[m.r].g[m.grant - 1].phase != RELEASED ->
 				ghost[m.r].g[m.grant - 1].phase = HELD
 			:: else
 			fi;
-			CHECK(fence[FR(m.r)] >= m.token, fence-before-grant)
+			CHECK(LASTADV(m.r) >= m.token, fence-before-grant)
 		:: else                                                             /* held */
 		fi
 	fi;
@@ -837,6 +844,7 @@ inline store() {
 	od; \
 	CHECK(!(ghost[r_].grants > 0 && scur.token == maxt_ && \
 	        LASTADV(r_) <= scur.token), resource-independence); \
+	SHOW(r_, fence[FR(r_)]); \
 	SREPLY(WriteRep, RepFenced, 0, 0)
 
 /* model.Design.Prepared and Commit: under TWO_STEP_COMMIT_CHECK the check
@@ -865,7 +873,7 @@ inline sink_deliver() {
 	:: scur.kind == WriteReq && REPLAYFIRST(r_) -> store()
 	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && FENCED(scur.token, r_) -> FENCEDREPLY
 	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && !FENCED(scur.token, r_) && SINKEXPIRED(r_) ->
-		SREPLY(WriteRep, RepExpired, 0, 0)
+		SHOW(r_, fence[FR(r_)]); SREPLY(WriteRep, RepExpired, 0, 0)
 	:: scur.kind == WriteReq && !REPLAYFIRST(r_) && !FENCED(scur.token, r_) && !SINKEXPIRED(r_) ->
 #ifdef TWOSTEP
 		PREPARED(r_);

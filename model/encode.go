@@ -111,9 +111,12 @@ func (m *Machine) Encode(s *State, b []byte) []byte {
 		// (they are one unless an advance lowered the fence), which
 		// follows Advanced.
 		seen, lower := g.SeenToken != g.Grant[g.Observed].Token, g.LastAdvanced != g.Advanced
-		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6|bit(lower)<<7, g.Grants|g.Named<<4, g.Advanced)
+		b = append(b, g.Observed|g.Latest<<3|bit(seen)<<6|bit(lower)<<7, g.Grants|g.Named<<4|bit(g.Shown != 0)<<7, g.Advanced)
 		if lower {
 			b = append(b, g.LastAdvanced)
+		}
+		if g.Shown != 0 { // 0 unless a sink showed a fence or a token above every advance and grant seen
+			b = append(b, g.Shown)
 		}
 		if m.losesResults {
 			b = append(b, g.LostWriter, g.LostToken)
@@ -196,12 +199,16 @@ func (m *Machine) Decode(b []byte, s *State) error {
 	for r := 0; r < nr; r++ {
 		g := &s.Ghost[r]
 		packed, grants := d.take(1)[0], d.take(1)[0]
-		g.Grants, g.Named = grants&15, grants>>4
+		g.Grants, g.Named = grants&15, grants>>4&7
 		g.Observed, g.Latest, g.Advanced = packed&7, packed>>3&7, d.take(1)[0]
 		g.LastAdvanced = g.Advanced
 		if packed>>7 != 0 {
 			g.LastAdvanced = d.take(1)[0]
 			d.bad = d.bad || g.LastAdvanced >= g.Advanced
+		}
+		if grants>>7 != 0 {
+			g.Shown = d.take(1)[0]
+			d.bad = d.bad || g.Shown <= g.Advanced
 		}
 		if g.Grants > MaxGrants || g.Named > g.Grants || g.Observed > g.Grants || g.Latest > g.Grants {
 			d.bad, g.Grants, g.Named, g.Observed, g.Latest = true, 0, 0, 0, 0

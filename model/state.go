@@ -231,6 +231,14 @@ type Ghost struct {
 	// (a newer grant may carry a lower token, where tokens are not
 	// monotonic; fencing reads this, not the newest grant's).
 	SeenToken uint8
+	// Shown is the highest fence, or token of a write accepted, that the
+	// sink's applies showed (the fence each reported, and the token of
+	// each write it took), where it is above Advanced and SeenToken, and
+	// 0 where it is not: what a history's lines show of the fence besides
+	// grants and advances (fencing), which a sink restart or a design's
+	// fence may have lowered since, and a restart may have dropped or
+	// changed the result of (see ghost.show).
+	Shown uint8
 	// Latest is the grant whose token was handed out last: the newest
 	// grant, or an older one whose token an answer from a record handed
 	// out again since. A renew of another grant is one after a takeover,
@@ -245,8 +253,7 @@ type Ghost struct {
 	// changed, of those lost the one with the highest token: for
 	// idempotent-result, a sink that forgot a result and then accepts
 	// another payload for the task has accepted two, whatever its table
-	// holds now; for fencing, a write below a token the sink accepted,
-	// even one it lost since. Zero when none was lost.
+	// holds now. Zero when none was lost.
 	LostWriter, LostToken uint8
 }
 

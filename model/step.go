@@ -290,10 +290,9 @@ func (st *stepper) sinkRestart() {
 // loseResults records in the ghost, for each resource, the payload of a
 // result the sink held before its restart (in) and holds no more, one the
 // restart dropped or changed: of those lost so far, the one with the
-// highest token (the first of them on a tie). A write below it is below a
-// token the sink accepted (fencing); and two different payloads lost for
-// one task are two the sink accepted, idempotent-result already, so the
-// one kept stands for every payload lost.
+// highest token (the first of them on a tie). Two different payloads lost
+// for one task are two the sink accepted, idempotent-result already, so
+// the one kept stands for every payload lost.
 func (st *stepper) loseResults(in *Sink) {
 	s := st.s
 	for i := range int(in.NResults) {
@@ -524,6 +523,7 @@ func (st *stepper) advance(r, to, replica uint8) uint8 {
 	fence := *f
 	g := &st.s.Ghost[r]
 	g.Advanced, g.LastAdvanced = max(g.Advanced, fence), fence
+	g.show(0)
 	p := coord(replica)
 	st.rec.emit(p, history.Invoke, history.Advance, r, nil)
 	st.rec.emit(p, history.OK, history.Advance, r, func() history.Value { return history.Value{Token: int64(fence)} })
@@ -582,7 +582,9 @@ func (st *stepper) advanced(msg *Msg) {
 // the worker counts on its lease from the request's sending, as on a
 // grant, so its incarnation's grant of that token is its again,
 // unreleased, its earliest deadline no earlier than ttl after that
-// sending, and its token the one handed out last (Ghost.Latest). Where no
+// sending, its latest no earlier than ttl after the answer (a history
+// dates the lease from it, as from a grant's), and its token the one
+// handed out last (Ghost.Latest). Where no
 // grant of the incarnation carries the token (a record of an earlier
 // incarnation that the design's Answers takes, or one a Restart changed
 // or made up), the answer is a grant in all but name, and the ghost
@@ -602,6 +604,7 @@ func (st *stepper) reanswered(msg *Msg, token, i uint8) uint8 {
 	t := &g.Grant[i]
 	t.Req = msg.Req
 	t.Early = max(t.Early, Clamp(ttl-int(msg.Age)))
+	t.Late = max(t.Late, Clamp(ttl))
 	switch {
 	case t.Early <= 0:
 		t.Phase = Void
@@ -609,6 +612,17 @@ func (st *stepper) reanswered(msg *Msg, token, i uint8) uint8 {
 		t.Phase = Pending
 	}
 	return i
+}
+
+// show notes that a line of the history shows the fence at v: Shown
+// keeps the highest such v above Advanced and SeenToken, and is 0 where
+// none is (show(0) after either rises). Above both is where it tells
+// fencing something they do not, so only there does it tell states apart.
+func (g *Ghost) show(v uint8) {
+	g.Shown = max(g.Shown, v)
+	if g.Shown <= max(g.Advanced, g.SeenToken) {
+		g.Shown = 0
+	}
 }
 
 // recordGrant is the grant an answer from record rec to worker w's
@@ -868,9 +882,15 @@ func (st *stepper) reject(msg *Msg, code uint8) {
 }
 
 // applied records the sink's side of a write: the instant it applied or
-// rejected it, with the fence its token met (history format: apply).
+// rejected it, with the fence its token met (history format: apply), and
+// the fence and the token taken that it shows (Ghost.Shown).
 func (st *stepper) applied(msg *Msg, code uint8) {
 	fence := st.s.Sink.Fence[st.d.FenceOf(msg.Res)]
+	g := &st.s.Ghost[msg.Res]
+	g.show(fence)
+	if code == RepOK || code == RepReplayed {
+		g.show(msg.Token)
+	}
 	st.rec.emit(sink, history.Info, history.Apply, msg.Res, func() history.Value {
 		v := history.Value{Writer: Process(msg.Worker), Token: int64(msg.Token), ResultID: resultID(msg.Res, msg.Worker, msg.Key),
 			Payload: payload(msg.PW, msg.PT), HasPayload: true, Task: ResourceName(msg.Res),
@@ -978,6 +998,7 @@ func (st *stepper) receive(msg *Msg) {
 		g := &s.Ghost[msg.Res]
 		g.Observed = max(g.Observed, msg.Grant)
 		g.SeenToken = max(g.SeenToken, msg.Token)
+		g.show(0)
 		if t := &g.Grant[msg.Grant]; msg.Grant != 0 && t.Early > 0 && t.Phase != Released {
 			t.Phase = Held
 		}

@@ -327,7 +327,7 @@ func pack(bs ...uint8) uint64 {
 func (c *Canon) resourceSig(s *State, r uint8) uint64 {
 	m := c.m
 	g := &s.Ghost[r]
-	h := mix(pack(g.Grants|g.Named<<4, g.Observed, g.Advanced, g.LastAdvanced, bit(g.LostWriter != 0), g.LostToken, g.SeenToken, g.Latest))
+	h := mix(pack(g.Grants|g.Named<<4|bit(g.LostWriter != 0)<<7, g.Observed, g.Advanced, g.LastAdvanced, g.Shown, g.LostToken, g.SeenToken, g.Latest))
 	for i := 1; i <= int(g.Grants); i++ {
 		t := &g.Grant[i]
 		h = mix(h ^ pack(bit(t.Worker != 0), t.Inc, t.Token, uint8(t.Early), uint8(t.Late), uint8(t.Phase), t.Req))

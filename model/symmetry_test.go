@@ -111,7 +111,9 @@ func TestStateLayout(t *testing.T) {
 // resource's highest token seen above the newest observed grant's (a
 // newer grant with a lower token: Encode then writes it apart), every
 // grant named by the ghost (Ghost.Named, which shares a byte with Grants),
-// and the last advance below the highest (written apart too).
+// the last advance below the highest (written apart too), and a fence
+// shown above every advance and token seen (Ghost.Shown, written apart
+// where it is not 0).
 func TestDecodeRoundTrip(t *testing.T) {
 	timed := symConfig
 	timed.Delay, timed.Pause = 1, 2
@@ -129,6 +131,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 				if g.Advanced > 0 {
 					g.LastAdvanced = g.Advanced - 1 // an advance lowered the fence
 				}
+				g.Shown = max(g.Advanced, g.SeenToken) + 1 // a sink showed a fence above both
 				for _, s := range []*model.State{&states[i], &rep, &lower} {
 					b := m.Encode(s, nil)
 					if err := m.Decode(b, &u); err != nil || u != *s {

@@ -51,10 +51,11 @@ func bitOf(id string) Set {
 //     or a write whose token is below what a history shows of the fence:
 //     the highest token an acquire's reply brought (model.Ghost.SeenToken),
 //     the highest fence an advance of r set, the fence the sink compared
-//     the write with, or a token the sink accepted before (what the
-//     history checker's fencing reads, so that a sink that keeps a fence
-//     and ignores it, or a forged token below the fence, is judged here as
-//     it is there);
+//     the write with, or a fence the sink reported or a token it accepted
+//     before (model.Ghost.Shown: what the history checker's fencing reads,
+//     so that a sink that keeps a fence and ignores it, a forged token
+//     below the fence, or a fence or result a sink restart lowered or
+//     changed, is judged here as it is there);
 //   - exclusive-lease: a new grant of r that its worker waits for, or a
 //     renew of one, while another grant of r is valid by its earliest
 //     deadline (ttl after its request was sent), unreleased, and counted on
@@ -74,8 +75,10 @@ func bitOf(id string) Set {
 //     nor is the token of such an answer from a record (a token granted
 //     twice, even the same lease answered again to a new request, as the
 //     history checker judges it);
-//   - fence-before-grant: a holder receives token t while the sink's fence
-//     of r is below t;
+//   - fence-before-grant: a holder receives token t while the fence the
+//     last advance for r set (model.Ghost.LastAdvanced, what a history
+//     reads: not a fence a write or a sink restart moved since) is below
+//     t;
 //   - idempotent-result: after a write, the sink holds two different
 //     payloads for one task, or one besides a payload it lost in a restart;
 //   - renew-validity: a renew is accepted at or after the deadline of the
@@ -87,11 +90,12 @@ func bitOf(id string) Set {
 //     from a record that handed out another grant's token again, took
 //     the lease over);
 //   - acquire-idempotent: a new grant answers a request that already got one;
-//   - resource-independence: the sink fences a write carrying the highest
-//     token granted for its resource (the newest grant's, where tokens rise
-//     with the grants), above which the last advance for that resource (for
+//   - resource-independence: the sink fences a write carrying the newest
+//     token granted for its resource that a history shows or may yet
+//     (newestShown), above which the last advance for that resource (for
 //     its next grant, or a release) did not move the fence
-//     (model.Ghost.LastAdvanced);
+//     (model.Ghost.LastAdvanced), or while the fence the sink reports is
+//     that token (as a history reads the rejection);
 //   - absolute-validity: the sink accepts a write from grant g at or after
 //     g's deadline.
 //
@@ -123,7 +127,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= overlaps(g, f.Grant, f.Worker+1, f.Inc, f.Token)
 		}
 	case model.GrantSeen:
-		if m.Fence(next, f.Res) < f.Token {
+		if g.LastAdvanced < f.Token {
 			v |= bitOf(FenceBeforeGrant)
 		}
 	case model.Renewed:
@@ -136,8 +140,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.WriteAccepted:
 		f.Grant = writtenGrant(g, f)
-		if f.Grant < g.Observed || f.Token < max(g.SeenToken, g.Advanced, m.Fence(prev, f.Res)) ||
-			f.Token < acceptedToken(prev, f.Res) {
+		if f.Grant < g.Observed || f.Token < max(g.SeenToken, g.Advanced, g.Shown, m.Fence(prev, f.Res)) {
 			v |= bitOf(Fencing)
 		}
 		if g.Grant[f.Grant].Late <= 0 {
@@ -147,7 +150,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(IdempotentResult)
 		}
 	case model.WriteFenced:
-		if g.Grants > 0 && f.Token == highestGranted(g) && g.LastAdvanced <= f.Token {
+		if f.Token != 0 && f.Token == newestShown(prev, f.Res) && (g.LastAdvanced <= f.Token || m.Fence(prev, f.Res) == f.Token) {
 			v |= bitOf(ResourceIndependence)
 		}
 	}
@@ -173,14 +176,20 @@ func overlaps(g *model.Ghost, gi, holder, inc, token uint8) Set {
 	return 0
 }
 
-// highestGranted is the highest token a grant of the resource carries:
-// the newest grant's where tokens rise with the grants, and, where they do
-// not (two coordinators that number apart, a counter a restart resets),
-// the newest grant as a history has it.
-func highestGranted(g *model.Ghost) uint8 {
-	var t uint8
+// newestShown is the newest token granted for resource r as a history
+// has it, or may yet: the highest an acquire's reply brought a worker
+// (model.Ghost.SeenToken), or that of a grant whose worker still waits for
+// its reply. A grant whose reply nobody will take (its worker stopped
+// waiting, or took another answer to the request: two coordinators that
+// both answered it) no history shows, and it holds no lease a write could
+// carry.
+func newestShown(s *model.State, r uint8) uint8 {
+	g := &s.Ghost[r]
+	t := g.SeenToken
 	for i := 1; i <= int(g.Grants); i++ {
-		t = max(t, g.Grant[i].Token)
+		if x := &g.Grant[i]; x.Worker != 0 && s.Workers[x.Worker-1].WaitsFor(x.Inc, x.Req) {
+			t = max(t, x.Token)
+		}
 	}
 	return t
 }
@@ -198,19 +207,6 @@ func writtenGrant(g *model.Ghost, f model.Fact) uint8 {
 		}
 	}
 	return f.Grant
-}
-
-// acceptedToken is the highest token of a write the sink accepted for
-// resource r that its state remembers: its results that came from a grant
-// (not made up by a restart), and the highest token a restart lost.
-func acceptedToken(s *model.State, r uint8) uint8 {
-	t := s.Ghost[r].LostToken
-	for i := 0; i < int(s.Sink.NResults); i++ {
-		if x := &s.Sink.Results[i]; x.Res == r && x.Grant != 0 {
-			t = max(t, x.Token)
-		}
-	}
-	return t
 }
 
 // mixedPayloads reports whether the sink holds two different payloads for
