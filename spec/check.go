@@ -100,22 +100,29 @@ func Check(h *history.History, opt Options) Report {
 	dups := duplicated(h)
 	results := make([]resResult, len(names))
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(names)) {
-		wg.Go(func() {
-			for {
-				g := int(next.Add(1) - 1)
-				if g >= len(names) {
-					return
-				}
-				c := newResCtx(h, names[g], groups[g])
-				c.setSink(dups, appl[names[g]])
-				c.checkAll(opt)
-				results[g] = c.result()
-				groups[g] = nil // let the memory go
+	check := func() {
+		for {
+			g := int(next.Add(1) - 1)
+			if g >= len(names) {
+				return
 			}
-		})
+			c := newResCtx(h, names[g], groups[g])
+			c.setSink(dups, appl[names[g]])
+			c.checkAll(opt)
+			results[g] = c.result()
+			groups[g] = nil // let the memory go
+		}
 	}
+	// The caller checks too: with one processor, or one resource, no
+	// goroutine is started. (A goroutine started and waited for on every
+	// history of a random search, with one processor, passed the processor
+	// back and forth with its caller so that the signal handler's
+	// goroutine never ran: Ctrl-C went unheard for minutes.)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(names)) - 1 {
+		wg.Go(check)
+	}
+	check()
 	wg.Wait()
 
 	unknown := map[string]bool{}

@@ -661,7 +661,7 @@ func (c *resCtx) checkRenewValidity() {
 				ext, deadline = s.ref[q], s.val[q]
 			}
 		}
-		if deadline <= c.invTime(i) {
+		if deadline != inf && deadline <= c.invTime(i) { // inf: past the largest time (see after), or unknown
 			ev := append(rev, lg.shown, lastOK)
 			if ext >= 0 {
 				ev = append(ev, c.events(ext)...)
@@ -873,7 +873,7 @@ func (c *resCtx) checkAbsoluteValidity() {
 				ev = append(ev, c.events(rs.ref[k])...)
 			}
 		}
-		if deadline <= w.firstTime {
+		if deadline != inf && deadline <= w.firstTime { // inf: past the largest time (see after), or unknown
 			what := "invoked"
 			if w.first == w.last {
 				what = "applied"

@@ -15,8 +15,13 @@ const (
 // after is time t (≥ 0, as histories have it, or negInf: an unknown time
 // before a partial history) plus duration d (≥ 0), or inf when that lies
 // past the largest int64: a deadline that far out is later than every
-// event's time (but one at the largest time itself). A history's times and
-// ttls each fit in int64; their sum need not.
+// event's time. A history's times and ttls each fit in int64; their sum
+// need not. The rules that flag an operation at or after a deadline
+// (renew-validity, absolute-validity) take inf for "never": a deadline
+// that is exactly math.MaxInt64 reads as one past it too, so an operation
+// at that very instant under it is not flagged (one instant's miss, where
+// flagging would be a false alarm at that instant for every lease that
+// reaches past int64).
 func after(t, d int64) int64 {
 	if t > 0 && d > inf-t {
 		return inf

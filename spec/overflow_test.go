@@ -82,6 +82,20 @@ func TestDeadlinesPastInt64(t *testing.T) {
 {"time":14,"process":"w2","type":"ok","f":"acquire","resource":"job-1","value":{"token":2}}
 `
 	expect(t, takeover, ExclusiveLease)
+	// An outside tester's: a lease that reaches past int64, renewed and
+	// written under at the largest time itself. Its deadline saturates at
+	// math.MaxInt64 (see after), which once read as a deadline that time
+	// reached: renew-validity and absolute-validity, false alarms.
+	last := `{"time":0,"process":"coordinator","type":"invoke","f":"advance","resource":"r","value":{}}
+{"time":1,"process":"coordinator","type":"ok","f":"advance","resource":"r","value":{"token":1}}
+{"time":100,"process":"w1","type":"invoke","f":"acquire","resource":"r","value":{"owner":"w1","incarnation":1,"requestId":"a1","ttl":9223372036854775757}}
+{"time":101,"process":"w1","type":"ok","f":"acquire","resource":"r","value":{"token":1}}
+{"time":9223372036854775807,"process":"w1","type":"invoke","f":"write","resource":"r","value":{"token":1,"resultId":"t","payload":"x"}}
+{"time":9223372036854775807,"process":"w1","type":"ok","f":"write","resource":"r","value":{"outcome":"written"}}
+{"time":9223372036854775807,"process":"w1","type":"invoke","f":"renew","resource":"r","value":{"owner":"w1","incarnation":1,"token":1}}
+{"time":9223372036854775807,"process":"w1","type":"ok","f":"renew","resource":"r","value":{}}
+`
+	expect(t, last)
 }
 
 // remap is a copy of h with every event's time and every positive ttl
