@@ -160,7 +160,10 @@ func searchVariant(ctx context.Context, v spec.Variant, m *model.Machine, opt Ca
 	untrusted := map[string][]model.Action{} // the first run whose history shows it, with a duplicate
 	untrustedRun := map[string]int{}
 	var seen spec.Set // violations some history showed
-	for i := 0; i < opt.Runs && ctx.Err() == nil; i++ {
+	for i := 0; i < opt.Runs; i++ {
+		if letOthersRun(); ctx.Err() != nil {
+			break
+		}
 		run, judged, fault := safeRandomRun(m, RunSeed(opt.Seed, i), opt.Steps, 0)
 		if fault != nil {
 			res.Fault, res.FaultRun, res.Runs = fault, i, i+1

@@ -3,11 +3,21 @@ package checker
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/model"
 	"github.com/fencecheck/fencecheck/spec"
 )
+
+// letOthersRun lets every other goroutine run, between two random runs:
+// with one processor, a run's checks (spec.Check, porcupine: they start
+// goroutines and wait for them) could pass it back and forth with those
+// goroutines alone, so that the one that cancels the search's context at
+// an interrupt never ran, and Ctrl-C went unheard for minutes (the
+// scheduler's local queue held it, behind goroutines handed the
+// processor directly).
+func letOthersRun() { runtime.Gosched() }
 
 // SearchOptions bound a randomized search.
 type SearchOptions struct {
@@ -127,6 +137,7 @@ func RandomSearch(ctx context.Context, m *model.Machine, opt SearchOptions) Sear
 		res.Budget = (opt.Runs - first + step - 1) / step
 	}
 	for i := first; i < opt.Runs; i += step {
+		letOthersRun()
 		if ctx.Err() != nil {
 			return res
 		}
