@@ -1,13 +1,16 @@
 package explore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -42,6 +45,77 @@ type searchResult struct {
 	} `json:"violation"`
 }
 
+// problem names the first field of a job's result b (decoded as j) that
+// no explore search writes, or is "".
+func (j *searchResult) problem(b []byte) string {
+	if key := repeatedKey(b); key != "" {
+		return fmt.Sprintf("field %q: given twice", key)
+	}
+	switch {
+	case j.Variant == "":
+		return `field "variant": missing`
+	case j.Mode == "":
+		return `field "mode": missing`
+	case j.Mode == "bfs":
+		return ""
+	case j.Runs < 0 || j.Budget < 0:
+		return fmt.Sprintf(`field "runs": %d of a budget of %d`, j.Runs, j.Budget)
+	case j.Budget > 0 && j.Runs > j.Budget:
+		return fmt.Sprintf(`field "runs": %d, more than the budget of %d`, j.Runs, j.Budget)
+	case j.Violation != nil && j.RunIndex == nil:
+		return `field "runIndex": missing beside a violation`
+	case j.Violation == nil && j.RunIndex != nil:
+		return `field "runIndex": given without a violation`
+	case j.RunIndex != nil && (*j.RunIndex < 0 || j.Budget > 0 && *j.RunIndex >= j.Budget):
+		return fmt.Sprintf(`field "runIndex": %d, outside the budget of %d runs`, *j.RunIndex, j.Budget)
+	}
+	return ""
+}
+
+// repeatedKey is a key that the JSON object b gives twice at its top
+// level (encoding/json would keep the last), or "".
+func repeatedKey(b []byte) string {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		t, err := d.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if seen[key] {
+			return key
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// jsonProblem says what encoding/json found wrong, naming the field, not
+// the Go type it was to fill.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	want := map[reflect.Kind]string{reflect.Struct: "an object", reflect.Map: "an object", reflect.Slice: "an array",
+		reflect.Array: "an array", reflect.String: "a string", reflect.Bool: "true or false"}[te.Type.Kind()]
+	if want == "" {
+		want = "a number (" + te.Type.Kind().String() + ")"
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("%s where %s is wanted", te.Value, want)
+	}
+	return fmt.Sprintf("field %q: %s where %s is wanted", te.Field, te.Value, want)
+}
+
 func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Variant) (int, error) {
 	fs, jsonOut := flags("merge", "FILE...", "Combine the --json results of the jobs of one split search or sweep (explore search|sweep --shard i/n) into one verdict; a split bfs also into one proof (docs/exhaustive.md).", stdout)
 	outDir := fs.String("out", "explore-out", "sweeps: folder for the merged heat map (OUT/sweep/VARIANT/heatmap.html, beside the jobs' counterexamples when they shared --out)")
@@ -74,7 +148,10 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 	}
 	for i, path := range fs.Args() {
 		if err := json.Unmarshal(raws[i], &jobs[i]); err != nil {
-			return 0, usageError{fileError{path, "not the JSON of explore search: " + err.Error()}}
+			return 0, usageError{fileError{path, "not the JSON of explore search: " + jsonProblem(err)}}
+		}
+		if problem := jobs[i].problem(raws[i]); problem != "" {
+			return 0, usageError{fileError{path, problem}}
 		}
 		if jobs[i].Mode == "bfs" && jobs[i].BFS == nil {
 			return 0, usageError{fileError{path, "field \"bfs\": missing in a bfs search's result"}}
@@ -111,6 +188,9 @@ func runMerge(_ context.Context, args []string, stdout io.Writer, cat []spec.Var
 		if stopped {
 			incomplete = append(incomplete, fmt.Sprintf("%d/%d", j.Shard.I, max(j.Shard.N, 1)))
 		}
+	}
+	if first.Mode != "bfs" && runs > first.budget() {
+		return 0, usagef("the jobs' runs add up to %d, more than the search's budget of %d: not the jobs of one search", runs, first.budget())
 	}
 	// A job where the design's decision failed has no verdict, and neither
 	// has the whole search: it ends as that job did (exit 1).

@@ -154,3 +154,47 @@ func edit(v any, path string, e any) any {
 	}
 	return e
 }
+
+// TestMergeRefusesWhatNoSearchWrites: a job's result that no explore search
+// writes is a usage error naming that file and field, not a verdict: a
+// violation without the run that found it (merge once dropped it and
+// passed), runs below zero or above the budget, a field given twice
+// (encoding/json keeps the last), an object with no variant (blamed on
+// the other file before), and a field of the wrong type (named as the
+// field, not as a Go struct).
+func TestMergeRefusesWhatNoSearchWrites(t *testing.T) {
+	dir := t.TempDir()
+	var jobs [2]map[string]any
+	for i := range jobs {
+		_, stdout, _ := explore(t, "search", "--variant", "check-then-write", "--invariant", "fencing", "--runs", "200",
+			"--json", "--out", dir, "--shard", fmt.Sprintf("%d/2", i))
+		if err := json.Unmarshal([]byte(stdout), &jobs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if jobs[0]["violation"] == nil {
+		t.Fatal("job 0/2 found no violation: the first case tests nothing")
+	}
+	other := filepath.Join(dir, "job1.json")
+	b, _ := json.Marshal(jobs[1])
+	if err := os.WriteFile(other, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marshal := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	for _, c := range []struct{ name, job, want string }{
+		{"a violation without its run", marshal(edit(jobs[0], ".runIndex", deleted{})), `field "runIndex": missing beside a violation`},
+		{"runs below zero", marshal(edit(jobs[0], ".runs", -5)), `field "runs": -5`},
+		{"runs above the budget", marshal(edit(jobs[0], ".runs", 1000)), `field "runs": 1000, more than the budget`},
+		{"a field twice", `{"runs":1,` + marshal(jobs[0])[1:], `field "runs": given twice`},
+		{"no variant", `{}`, `field "variant": missing`},
+		{"a violation that is a string", marshal(edit(jobs[0], ".violation", "x")), `not the JSON of explore search: field "violation": string where an object is wanted`},
+	} {
+		path := filepath.Join(dir, "job0.json")
+		if err := os.WriteFile(path, []byte(c.job), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := explore(t, "merge", path, other); code != exitUsage || !strings.Contains(stderr, path+": "+c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.name, code, stderr, path+": "+c.want)
+		}
+	}
+}
