@@ -418,7 +418,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 		return 0, err
 	}
 	if *out != "" {
-		if err := renameio.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+		if err := writeOut(*out, b.Bytes()); err != nil {
 			return 0, usagef("-o %s: not written: %v", *out, bare(err))
 		}
 	}
@@ -438,7 +438,7 @@ func runViz(_ context.Context, args []string, stdout io.Writer, cat []spec.Varia
 }
 
 // outFolder is a usage error naming viz's -o path when the folder it is to
-// be written in is missing or is no folder.
+// be written in is missing or is no folder, or when it is a folder itself.
 func outFolder(out string) error {
 	dir := filepath.Dir(out)
 	st, err := os.Stat(dir)
@@ -448,7 +448,38 @@ func outFolder(out string) error {
 	case !st.IsDir():
 		return usagef("-o %s: %s is not a folder", out, dir)
 	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return usagef("-o %s is a folder: name a file (in it, or elsewhere)", out)
+	}
 	return nil
+}
+
+// writeOut writes b to path: a regular file, or one that does not exist
+// yet, whole or not at all (renameio: a reader never sees half a page),
+// through a symbolic link to where it points (made there if it does not
+// exist); anything else (a device such
+// as /dev/stdout, a named pipe) by writing into it, which a rename would
+// have replaced with a regular file.
+func writeOut(path string, b []byte) error {
+	for range 40 { // a link to a link too, where the kernel would give up
+		target, err := os.Readlink(path)
+		if err != nil {
+			break // not a link
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(b)
+		return errors.Join(err, f.Close())
+	}
+	return renameio.WriteFile(path, b, 0o644)
 }
 
 // sameFile reports whether paths a and b name one existing file.
