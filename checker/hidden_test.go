@@ -371,18 +371,11 @@ func TestJudgeMissesNothingTheHistoryShows(t *testing.T) {
 		shown := 0
 		for _, c := range []model.Config{def, small, split} {
 			m := newMachine(t, c, d.design)
-			for i := range 2000 {
-				run, judged := RandomRun(m, RunSeed(3, i), 150, 0)
-				deliverGrants(run)
-				h := HistoryViolations(run) & spec.OnTransitions()
-				if miss := h &^ judged; miss != 0 {
-					t.Fatalf("%s, %+v, run %d: the history violates %v, the model's steps do not (they violate %v)", d.name, c, i,
-						miss.IDs(), judged.IDs())
-				}
+			judgedAsTheHistory(t, d.name, m, 3, 2000, func(h spec.Set) {
 				if h&rules != 0 {
 					shown++
 				}
-			}
+			})
 		}
 		if shown == 0 {
 			t.Errorf("%s: no history showed its bug: the differential judged nothing", d.name)

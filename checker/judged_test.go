@@ -85,20 +85,30 @@ func TestJudgeFindsWhatTheHistoryFinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range 500 {
-				run, judged := RandomRun(m, RunSeed(11, i), 150, 0)
-				deliverGrants(run)
-				h := HistoryViolations(run) & spec.OnTransitions()
-				if miss := h &^ judged; miss != 0 {
-					t.Fatalf("%s, %+v, run %d: the history violates %v, the model's steps do not (they violate %v)",
-						v.Name, c, i, miss.IDs(), judged.IDs())
-				}
-				shown |= h
-			}
+			judgedAsTheHistory(t, v.Name, m, 11, 500, func(h spec.Set) { shown |= h })
 		}
 	}
 	if want := spec.SetOf(spec.Fencing, spec.ExclusiveLease, spec.TokenMonotonic, spec.IdempotentResult); shown&want != want {
 		t.Errorf("the histories showed only %v: the differential judged too little", shown.IDs())
+	}
+}
+
+// judgedAsTheHistory runs n seeded random runs of m (RunSeed(seed, i)),
+// with the grants in flight delivered at the end, and fails the test at
+// the first run whose history violates an invariant judged on transitions
+// that the model's steps do not; shown gets each run's history verdicts
+// (of those invariants).
+func judgedAsTheHistory(t *testing.T, name string, m *model.Machine, seed uint64, n int, shown func(spec.Set)) {
+	t.Helper()
+	for i := range n {
+		run, judged := RandomRun(m, RunSeed(seed, i), 150, 0)
+		deliverGrants(run)
+		h := HistoryViolations(run) & spec.OnTransitions()
+		if miss := h &^ judged; miss != 0 {
+			t.Fatalf("%s, %+v, run %d: the history violates %v, the model's steps do not (they violate %v)",
+				name, m.Config, i, miss.IDs(), judged.IDs())
+		}
+		shown(h)
 	}
 }
 
@@ -422,18 +432,11 @@ func TestJudgeReadsWhatTheSinkShowed(t *testing.T) {
 		shown := 0
 		for _, c := range configs {
 			m := newMachine(t, c, d.design)
-			for i := range 1000 {
-				run, judged := RandomRun(m, RunSeed(13, i), 150, 0)
-				deliverGrants(run)
-				h := HistoryViolations(run) & spec.OnTransitions()
-				if miss := h &^ judged; miss != 0 {
-					t.Fatalf("%s, %+v, run %d: the history violates %v, the model's steps do not (they violate %v)",
-						d.name, c, i, miss.IDs(), judged.IDs())
-				}
+			judgedAsTheHistory(t, d.name, m, 13, 1000, func(h spec.Set) {
 				if h.Has(d.shows) {
 					shown++
 				}
-			}
+			})
 		}
 		if shown == 0 {
 			t.Errorf("%s: no history showed %s: the differential judged nothing", d.name, d.shows)
