@@ -314,8 +314,11 @@ func bothJudge(t *testing.T, m *model.Machine, picks []func(model.Action) bool, 
 }
 
 // deliverGrants delivers to their workers the live acquire replies in
-// flight in run.
-func deliverGrants(run *model.Run) {
+// flight in run, and returns what the model's steps judge of those
+// deliveries (a differential that left them unjudged could report a miss
+// that was none).
+func deliverGrants(run *model.Run) spec.Set {
+	var judged spec.Set
 	for {
 		var next *model.Action
 		for _, a := range run.M.Enabled(&run.State, nil) {
@@ -325,9 +328,11 @@ func deliverGrants(run *model.Run) {
 			}
 		}
 		if next == nil {
-			return
+			return judged
 		}
-		run.Do(*next)
+		prev := run.State
+		f := run.Do(*next)
+		judged |= spec.Judge(run.M, &prev, f, &run.State)
 	}
 }
 

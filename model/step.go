@@ -582,9 +582,11 @@ func (st *stepper) advanced(msg *Msg) {
 // the worker counts on its lease from the request's sending, as on a
 // grant, so its incarnation's grant of that token is its again,
 // unreleased, its earliest deadline no earlier than ttl after that
-// sending, its latest no earlier than ttl after the answer (a history
-// dates the lease from it, as from a grant's), and its token the one
-// handed out last (Ghost.Latest). Where no
+// sending, and its token the one handed out last (Ghost.Latest). Its
+// latest deadline stays the coordinator's: a history dates the lease's
+// latest from the answer's ok line, but only if the worker takes it, which
+// the answer cannot know (absolute-validity may then be the model's alone,
+// never the history's alone). Where no
 // grant of the incarnation carries the token (a record of an earlier
 // incarnation that the design's Answers takes, or one a Restart changed
 // or made up), the answer is a grant in all but name, and the ghost
@@ -604,7 +606,6 @@ func (st *stepper) reanswered(msg *Msg, token, i uint8) uint8 {
 	t := &g.Grant[i]
 	t.Req = msg.Req
 	t.Early = max(t.Early, Clamp(ttl-int(msg.Age)))
-	t.Late = max(t.Late, Clamp(ttl))
 	switch {
 	case t.Early <= 0:
 		t.Phase = Void

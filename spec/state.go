@@ -85,14 +85,18 @@ func bitOf(id string) Set {
 //     grant it renews, the one its request names (ttl after the
 //     coordinator received the request), for another owner, incarnation or
 //     token (where the request names none, the coordinator's lease's
-//     grant), or for a grant whose token is not the one
-//     handed out last (model.Ghost.Latest: a newer grant, or an answer
-//     from a record that handed out another grant's token again, took
-//     the lease over);
+//     grant), or for a grant whose lease is not the one handed out last
+//     (model.Ghost.Latest: a newer grant, or an answer from a record that
+//     handed out another grant's token again, took the lease over; the
+//     same holder's incarnation and token from another coordinator is the
+//     same lease);
 //   - acquire-idempotent: a new grant answers a request that already got one;
-//   - resource-independence: the sink fences a write carrying the newest
-//     token granted for its resource that a history shows or may yet
-//     (newestShown), above which the last advance for that resource (for
+//   - resource-independence: the sink fences a write carrying the highest
+//     token an acquire's reply has brought a worker for its resource
+//     (model.Ghost.SeenToken: the newest token granted as a history shows
+//     it so far; a grant whose reply is in flight may never show, and one
+//     taken later makes this a flag the history does not raise, never a
+//     miss), above which the last advance for that resource (for
 //     its next grant, or a release) did not move the fence
 //     (model.Ghost.LastAdvanced), or while the fence the sink reports is
 //     that token (as a history reads the rejection);
@@ -132,7 +136,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 		}
 	case model.Renewed:
 		t := &g.Grant[f.Grant]
-		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || f.Grant != g.Latest {
+		if t.Late <= 0 || t.Worker != f.Worker+1 || t.Inc != f.Inc || t.Token != f.Token || !sameLease(&g.Grant[g.Latest], t) {
 			v |= bitOf(RenewValidity)
 		}
 		if next.Ghost[f.Res].Grant[f.Grant].Phase.Counts() {
@@ -150,7 +154,7 @@ func Judge(m *model.Machine, prev *model.State, f model.Fact, next *model.State)
 			v |= bitOf(IdempotentResult)
 		}
 	case model.WriteFenced:
-		if f.Token != 0 && f.Token == newestShown(prev, f.Res) && (g.LastAdvanced <= f.Token || m.Fence(prev, f.Res) == f.Token) {
+		if f.Token != 0 && f.Token == g.SeenToken && (g.LastAdvanced <= f.Token || m.Fence(prev, f.Res) == f.Token) {
 			v |= bitOf(ResourceIndependence)
 		}
 	}
@@ -176,22 +180,11 @@ func overlaps(g *model.Ghost, gi, holder, inc, token uint8) Set {
 	return 0
 }
 
-// newestShown is the newest token granted for resource r as a history
-// has it, or may yet: the highest an acquire's reply brought a worker
-// (model.Ghost.SeenToken), or that of a grant whose worker still waits for
-// its reply. A grant whose reply nobody will take (its worker stopped
-// waiting, or took another answer to the request: two coordinators that
-// both answered it) no history shows, and it holds no lease a write could
-// carry.
-func newestShown(s *model.State, r uint8) uint8 {
-	g := &s.Ghost[r]
-	t := g.SeenToken
-	for i := 1; i <= int(g.Grants); i++ {
-		if x := &g.Grant[i]; x.Worker != 0 && s.Workers[x.Worker-1].WaitsFor(x.Inc, x.Req) {
-			t = max(t, x.Token)
-		}
-	}
-	return t
+// sameLease reports whether grants a and b hand one holder's incarnation
+// one token: one lease as a history has it (two coordinators that both
+// answered a request with the same token, say).
+func sameLease(a, b *model.GrantTruth) bool {
+	return a.Worker == b.Worker && a.Inc == b.Inc && a.Token == b.Token
 }
 
 // writtenGrant is the grant a write from grant f.Grant with token f.Token
