@@ -302,12 +302,14 @@ func scripted(t *testing.T, m *model.Machine, picks []func(model.Action) bool) (
 	return run, judged
 }
 
-// bothJudge runs m by picks and fails t unless both the run's history and
-// the model's steps violate every invariant of want; what says what the
-// run did.
+// bothJudge runs m by picks, then delivers the grants left in flight (a
+// grant shows in the history when its worker takes it), and fails t
+// unless both the run's history and the model's steps violate every
+// invariant of want; what says what the run did.
 func bothJudge(t *testing.T, m *model.Machine, picks []func(model.Action) bool, want spec.Set, what string) {
 	t.Helper()
 	run, judged := scripted(t, m, picks)
+	judged |= deliverGrants(run)
 	if h := HistoryViolations(run); h&want != want || judged&want != want {
 		t.Errorf("%s: the history violates %v, the model's steps %v; want %v in both", what, h.IDs(), judged.IDs(), want.IDs())
 	}

@@ -267,17 +267,6 @@ func deliverToken(mk, w, rep, tok uint8) func(model.Action) bool {
 	return func(a model.Action) bool { return d(a) && a.Msg.Token == tok }
 }
 
-// bothJudgeAll is bothJudge with the grants left in flight delivered (and
-// their deliveries judged) before the history is read.
-func bothJudgeAll(t *testing.T, m *model.Machine, picks []func(model.Action) bool, want spec.Set, what string) {
-	t.Helper()
-	run, judged := scripted(t, m, picks)
-	judged |= deliverGrants(run)
-	if h := HistoryViolations(run); h&want != want || judged&want != want {
-		t.Errorf("%s: the history violates %v, the model's steps %v; want %v in both", what, h.IDs(), judged.IDs(), want.IDs())
-	}
-}
-
 // TestAnUntakenReanswerExtendsNoLease: token 1 lapses and w1, refused a
 // renew, drops it; coordinator 0 answers w1's next request token 1 again
 // from its record, but w1 takes coordinator 1's answer, token 2, and then
@@ -300,7 +289,7 @@ func TestAnUntakenReanswerExtendsNoLease(t *testing.T) {
 		deliverAt(model.AdvanceRep, 0, 1), deliverToken(model.AcquireRep, 0, 1, 2), // w1 takes token 2
 		func(a model.Action) bool { return a.Kind == model.Forge && a.Worker == 0 && a.Token == 1 },
 		deliverAt(model.WriteReq, 0, 0)}
-	bothJudgeAll(t, newMachine(t, c, d), picks, spec.SetOf(spec.AbsoluteValidity), "a forged write of token 1 after its lease")
+	bothJudge(t, newMachine(t, c, d), picks, spec.SetOf(spec.AbsoluteValidity), "a forged write of token 1 after its lease")
 }
 
 // TestANewerGrantShownLaterIsNoAlibi: w1's token 1 is fenced by a forged
@@ -328,7 +317,7 @@ func TestANewerGrantShownLaterIsNoAlibi(t *testing.T) {
 		act(model.Write, 0), deliver(model.WriteReq, 0), // fenced by the forged token's fence
 		func(a model.Action) bool { return a.Kind == model.Restart },
 		act(model.Retry, 1), deliver(model.AcquireReq, 1), deliverToken(model.AcquireRep, 1, 0, 1)} // token 1 to w2
-	bothJudgeAll(t, newMachine(t, c, d), picks, spec.SetOf(spec.ResourceIndependence), "token 1 fenced while newest")
+	bothJudge(t, newMachine(t, c, d), picks, spec.SetOf(spec.ResourceIndependence), "token 1 fenced while newest")
 }
 
 // TestARenewOfOneLeaseFromTwoCoordinators: both coordinators grant w1's

@@ -227,6 +227,7 @@ func (m *Machine) Decode(b []byte, s *State) error {
 			g.SeenToken = d.take(1)[0]
 			d.bad = d.bad || g.SeenToken == g.Grant[g.Observed].Token
 		}
+		d.bad = d.bad || g.Shown != 0 && g.Shown <= g.SeenToken // Encode writes none at or below it
 		for w := 0; w < nw; w++ {
 			x := d.take(2)
 			g.Answered[w][0], g.Answered[w][1] = x[0], x[1]

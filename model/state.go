@@ -237,7 +237,7 @@ type Ghost struct {
 	// 0 where it is not: what a history's lines show of the fence besides
 	// grants and advances (fencing), which a sink restart or a design's
 	// fence may have lowered since, and a restart may have dropped or
-	// changed the result of (see ghost.show).
+	// changed the result of (see Ghost.show).
 	Shown uint8
 	// Latest is the grant whose token was handed out last: the newest
 	// grant, or an older one whose token an answer from a record handed

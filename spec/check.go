@@ -114,10 +114,10 @@ func Check(h *history.History, opt Options) Report {
 		}
 	}
 	// The caller checks too: with one processor, or one resource, no
-	// goroutine is started. (A goroutine started and waited for on every
-	// history of a random search, with one processor, passed the processor
-	// back and forth with its caller so that the signal handler's
-	// goroutine never ran: Ctrl-C went unheard for minutes.)
+	// goroutine is started and waited for. (A random search checks a
+	// history per run; such hand-offs on one processor starved the
+	// goroutine that cancels it at Ctrl-C, until it yielded between runs:
+	// checker.letOthersRun.)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(names)) - 1 {
 		wg.Go(check)
